@@ -1,0 +1,49 @@
+// One sink for every refusal sandbox-host makes or observes: a config or Spec refused, a
+// module refused, later a seccomp rule that fired, a broker request or an egress connection
+// refused. Text for people, JSON lines for machines.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace sandbox_host {
+
+struct AuditRecord {
+  std::string component;  // "config", "spec", "module", "probe", a backend's name, ...
+  std::string plugin;     // empty when no plugin is involved
+  std::string rule;       // the rule that refused
+  std::string attempted;  // what was attempted
+  std::string hint;       // what the operator could do
+};
+
+enum class AuditFormat { text, json };
+
+class AuditSink {
+ public:
+  // Writes to stderr.
+  explicit AuditSink(AuditFormat format = AuditFormat::text);
+  // Appends to the file at path, created 0600 if missing.
+  AuditSink(AuditFormat format, const std::string &path);
+  ~AuditSink();
+  AuditSink(const AuditSink &) = delete;
+  AuditSink &operator=(const AuditSink &) = delete;
+
+  void record(const AuditRecord &record);
+
+ private:
+  AuditFormat format_;
+  int fd_;
+  bool owns_fd_;
+  std::mutex mutex_;
+};
+
+std::string format_text(const AuditRecord &record);
+std::string format_json(const AuditRecord &record);
+
+// The process's sink; stderr text until set_audit_sink() replaces it.
+AuditSink &audit_sink();
+void set_audit_sink(std::unique_ptr<AuditSink> sink);
+
+}  // namespace sandbox_host

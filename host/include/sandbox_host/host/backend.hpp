@@ -1,0 +1,45 @@
+// A backend module seen through its C function table.
+#pragma once
+
+#include <sandbox_host/spec.hpp>
+#include <sandbox_host/host/module.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sandbox_host {
+
+// What a backend asks the host to start.
+struct LaunchCommand {
+  std::string program;
+  std::vector<std::string> args;  // after the program; argv[0] is the program
+  std::vector<std::string> env;   // NAME=VALUE; the caller may append (a handshake's vars)
+};
+
+struct BackendCommand {
+  bool reexec_stage1 = false;
+  std::string program;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+class BackendModule {
+ public:
+  explicit BackendModule(std::shared_ptr<const LoadedModule> module);
+
+  const std::string &name() const noexcept { return module_->name(); }
+  const LoadedModule &module() const noexcept { return *module_; }
+
+  ProbeReport probe() const;
+  BackendCommand build_command(const Spec &spec) const;
+  // Returns only when the backend failed; the message reads "<step>: <reason>".
+  std::string stage1(const Spec &spec) const;
+
+ private:
+  std::shared_ptr<const LoadedModule> module_;
+  const sh_backend_v1 *table_;
+};
+
+}  // namespace sandbox_host

@@ -1,0 +1,22 @@
+// The external names of seed 004: environment variables, the stderr prefix and exit code.
+#pragma once
+
+#include <string_view>
+
+namespace sandbox_host {
+
+// Forces one backend (tests, CI); a forced backend that fails its probe is an error.
+inline constexpr std::string_view kEnvBackend = "CLAWPATROL_SANDBOX_BACKEND";
+// Drive the re-exec'd child; stage1() strips both before anything else runs.
+inline constexpr std::string_view kEnvStage1 = "CLAWPATROL_SANDBOX_STAGE1";
+inline constexpr std::string_view kEnvSpec = "CLAWPATROL_SANDBOX_SPEC";
+// Every variable with this prefix is the gateway's and never reaches a plugin.
+inline constexpr std::string_view kControlPrefix = "CLAWPATROL_";
+
+inline constexpr std::string_view kStage1ErrorPrefix = "clawpatrol-sandbox: ";
+inline constexpr int kStage1ExitCode = 87;
+
+// Backend names the core treats specially: off is never chosen unless written.
+inline constexpr std::string_view kModeOff = "off";
+
+}  // namespace sandbox_host

@@ -1,0 +1,62 @@
+// The core: config, modules, probe and launch commands, for one host process.
+#pragma once
+
+#include <sandbox_host/spec.hpp>
+#include <sandbox_host/host/backend.hpp>
+#include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/probe.hpp>
+#include <sandbox_host/host/registry.hpp>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace sandbox_host {
+
+class Host {
+ public:
+  // Loads the modules config enables; modules that fail are reported, not fatal.
+  explicit Host(Config config);
+
+  const Config &config() const noexcept { return config_; }
+  const Registry &registry() const noexcept { return registry_; }
+
+  // Every enabled backend, probed now (sandbox-host probe).
+  std::vector<BackendStatus> probe_all() const;
+
+  // The best working backend by priority, or the one CLAWPATROL_SANDBOX_BACKEND forces.
+  // Cached per value of that variable. Throws ProbeError.
+  Availability probe();
+
+  // The backend a plugin runs under: CLAWPATROL_SANDBOX_BACKEND, else the plugin's
+  // `sandbox` setting, else probe(). A named backend that does not work is an error.
+  std::string mode_for(const std::string &plugin_name);
+
+  // The command that launches spec's plugin under mode, with BaseEnv plus the backend's
+  // control variables. Throws when stage1() was never wired, for a bad Spec, or when
+  // mode names no loaded backend.
+  LaunchCommand command(const Spec &spec, const std::string &mode) const;
+
+ private:
+  BackendModule backend(const std::string &name) const;
+  std::string probed_mode_for(const std::string &plugin_name);
+  BackendStatus status_of(const std::string &name) const;
+  Availability probe_uncached(const std::optional<std::string> &forced) const;
+
+  Config config_;
+  Registry registry_;
+  std::mutex probe_mutex_;
+  std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;
+};
+
+// The process's Host, built from the default config on first use.
+Host &default_host();
+
+// Seed 004's free functions, on default_host().
+Availability probe();
+LaunchCommand command(const Spec &spec, const std::string &mode);
+
+}  // namespace sandbox_host

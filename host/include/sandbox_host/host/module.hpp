@@ -1,0 +1,80 @@
+// One loaded module: checked from its ELF symbols before any of its code runs, then
+// loaded, its descriptor validated and one instance created.
+#pragma once
+
+#include <sandbox_host/abi.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace sandbox_host {
+
+enum class ModuleKind { backend, broker_op };
+
+std::string_view to_string(ModuleKind kind);
+
+// A module refused: the message names the file, what was found and what was expected.
+class ModuleError : public std::runtime_error {
+ public:
+  ModuleError(const std::filesystem::path &file, const std::string &what);
+  const std::filesystem::path &file() const noexcept { return file_; }
+
+ private:
+  std::filesystem::path file_;
+};
+
+// No module file of that name in any module directory: not a refusal, nothing to audit.
+class ModuleNotFound : public ModuleError {
+ public:
+  using ModuleError::ModuleError;
+};
+
+struct AbiVersion {
+  unsigned major = 0;
+  unsigned minor = 0;
+  friend bool operator==(const AbiVersion &, const AbiVersion &) = default;
+};
+
+inline constexpr AbiVersion kHostAbi{SANDBOX_HOST_ABI_MAJOR, SANDBOX_HOST_ABI_MINOR};
+
+// Reads the module's entry symbol from its ELF file without loading it and returns the ABI
+// version the symbol's name carries. Throws ModuleError for a file that is not an ELF
+// shared object, is truncated, has no or several entry symbols, or speaks another ABI.
+AbiVersion check_module_file(const std::filesystem::path &file);
+
+class LoadedModule {
+ public:
+  // Checks, loads and instantiates the module at file, which must be of kind `kind`.
+  LoadedModule(const std::filesystem::path &file, ModuleKind kind);
+  ~LoadedModule();
+  LoadedModule(const LoadedModule &) = delete;
+  LoadedModule &operator=(const LoadedModule &) = delete;
+
+  const std::filesystem::path &file() const noexcept { return file_; }
+  ModuleKind kind() const noexcept { return kind_; }
+  const std::string &name() const noexcept { return name_; }
+  const std::string &version() const noexcept { return version_; }
+  const std::string &summary() const noexcept { return summary_; }
+  AbiVersion abi() const noexcept { return abi_; }
+  void *instance() const noexcept { return instance_; }
+  const void *table() const noexcept { return descriptor_->table; }
+
+ private:
+  std::filesystem::path file_;
+  ModuleKind kind_;
+  // Declared before anything that points into the library, so it is unloaded last.
+  boost::dll::shared_library library_;
+  const sh_module_descriptor *descriptor_ = nullptr;
+  void *instance_ = nullptr;
+  std::string name_, version_, summary_;
+  AbiVersion abi_;
+};
+
+// The file name the host looks for: backend_<name>.so or op_<name>.so.
+std::string module_file_name(ModuleKind kind, std::string_view name);
+
+}  // namespace sandbox_host

@@ -1,0 +1,24 @@
+// A Spec is refused before any backend sees it when it breaks seed 004's rules.
+#pragma once
+
+#include <sandbox_host/spec.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace sandbox_host {
+
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(const std::string &plugin, const std::string &field, const std::string &what);
+  const std::string &field() const noexcept { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// Paths absolute, clean and symlink-resolved (each equals its realpath), BinaryPath an
+// executable regular file, SocketDir and TmpDir directories, no NUL or newline anywhere.
+void check_spec(const Spec &spec);
+
+}  // namespace sandbox_host

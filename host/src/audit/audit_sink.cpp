@@ -1,0 +1,88 @@
+#include <sandbox_host/host/audit.hpp>
+
+#include <Poco/JSON/Object.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <sstream>
+#include <system_error>
+
+namespace sandbox_host {
+namespace {
+
+void write_all(int fd, const std::string &line) {
+  const char *p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // an audit sink that cannot write must not take the host down
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+std::mutex global_mutex;
+std::unique_ptr<AuditSink> global_sink;
+
+}  // namespace
+
+std::string format_text(const AuditRecord &r) {
+  std::string line = "sandbox-host: refused: " + r.component;
+  if (!r.plugin.empty()) line += " plugin=" + r.plugin;
+  line += " rule=" + r.rule + ": " + r.attempted;
+  if (!r.hint.empty()) line += " (hint: " + r.hint + ")";
+  for (char &c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return line + "\n";
+}
+
+std::string format_json(const AuditRecord &r) {
+  Poco::JSON::Object object;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  object.set("time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  object.set("component", r.component);
+  object.set("plugin", r.plugin);
+  object.set("rule", r.rule);
+  object.set("attempted", r.attempted);
+  object.set("hint", r.hint);
+  std::ostringstream out;
+  object.stringify(out);
+  return out.str() + "\n";
+}
+
+AuditSink::AuditSink(AuditFormat format) : format_(format), fd_(STDERR_FILENO), owns_fd_(false) {}
+
+AuditSink::AuditSink(AuditFormat format, const std::string &path)
+    : format_(format),
+      fd_(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)),
+      owns_fd_(true) {
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "audit log " + path);
+}
+
+AuditSink::~AuditSink() {
+  if (owns_fd_) ::close(fd_);
+}
+
+void AuditSink::record(const AuditRecord &record) {
+  std::string line = format_ == AuditFormat::json ? format_json(record) : format_text(record);
+  std::lock_guard lock(mutex_);
+  write_all(fd_, line);
+}
+
+AuditSink &audit_sink() {
+  std::lock_guard lock(global_mutex);
+  if (!global_sink) global_sink = std::make_unique<AuditSink>();
+  return *global_sink;
+}
+
+void set_audit_sink(std::unique_ptr<AuditSink> sink) {
+  std::lock_guard lock(global_mutex);
+  global_sink = std::move(sink);
+}
+
+}  // namespace sandbox_host

@@ -1,0 +1,25 @@
+// The sandbox-host subcommands; each registers its options on the app and runs on its own.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace sandbox_host::cli {
+
+// Exit status of sandbox-host itself failing (bad config, Spec, no backend), as docker
+// run does, so it stays apart from the plugin's own statuses that run passes through.
+inline constexpr int kHostFailure = 125;
+
+struct Command {
+  CLI::App *app;
+  std::function<int()> run;
+};
+
+Command add_probe_command(CLI::App &app);
+Command add_run_command(CLI::App &app);
+Command add_modules_command(CLI::App &app);
+
+}  // namespace sandbox_host::cli

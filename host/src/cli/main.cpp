@@ -1,0 +1,32 @@
+#include "commands.hpp"
+
+#include <sandbox_host/host/stage1.hpp>
+
+#include <iostream>
+#include <vector>
+
+int main(int argc, char **argv) {
+  sandbox_host::stage1();
+  namespace cli = sandbox_host::cli;
+
+  CLI::App app{"sandbox-host: runs untrusted plugins inside OS sandboxes"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SANDBOX_HOST_VERSION);
+  const std::vector<cli::Command> commands{cli::add_probe_command(app), cli::add_run_command(app),
+                                           cli::add_modules_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : cli::kHostFailure;
+  }
+  for (const auto &command : commands) {
+    if (!command.app->parsed()) continue;
+    try {
+      return command.run();
+    } catch (const std::exception &e) {
+      std::cerr << "sandbox-host " << command.app->get_name() << ": " << e.what() << "\n";
+      return cli::kHostFailure;
+    }
+  }
+  return cli::kHostFailure;
+}

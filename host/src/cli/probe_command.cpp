@@ -1,0 +1,106 @@
+#include "commands.hpp"
+
+#include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/host.hpp>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+namespace sandbox_host::cli {
+namespace {
+
+struct ProbeOptions {
+  std::optional<std::string> config;
+  bool json = false;
+};
+
+int run_probe(const ProbeOptions &options) {
+  Host host(load_config_or_defaults(options.config));
+  const auto statuses = host.probe_all();
+  std::optional<Availability> chosen;
+  std::string error;
+  try {
+    chosen = host.probe();
+  } catch (const ProbeError &e) {
+    error = e.what();
+  }
+  const int landlock_abi = kernel_landlock_abi();
+  const char *forced = ::getenv(std::string(kEnvBackend).c_str());
+
+  if (options.json) {
+    Poco::JSON::Object out;
+    out.set("config", host.config().source.empty() ? "built-in defaults" : host.config().source);
+    if (forced != nullptr && *forced != '\0') out.set("forced", std::string(forced));
+    Poco::JSON::Array::Ptr backends = new Poco::JSON::Array;
+    for (const auto &s : statuses) {
+      Poco::JSON::Object::Ptr b = new Poco::JSON::Object;
+      b->set("name", s.name);
+      b->set("loaded", s.loaded);
+      b->set("available", s.available);
+      b->set("explicit_only", s.name == kModeOff);
+      b->set("reason", s.reason);
+      b->set("hint", s.hint);
+      b->set("warning", s.warning);
+      b->set("file", s.file);
+      b->set("version", s.version);
+      backends->add(b);
+    }
+    out.set("backends", backends);
+    out.set("landlock_abi", landlock_abi);
+    if (chosen) {
+      out.set("chosen", chosen->mode);
+      out.set("warning", chosen->warning);
+    } else {
+      out.set("chosen", Poco::Dynamic::Var());
+      out.set("error", error);
+    }
+    out.stringify(std::cout, 2);
+    std::cout << "\n";
+  } else {
+    std::cout << "config: "
+              << (host.config().source.empty() ? "built-in defaults" : host.config().source)
+              << "\n";
+    if (forced != nullptr && *forced != '\0') {
+      std::cout << "forced: " << kEnvBackend << "=" << forced << "\n";
+    }
+    std::cout << "backends:\n";
+    for (const auto &s : statuses) {
+      std::cout << "  " << std::left << std::setw(11) << s.name << std::setw(12)
+                << (s.available ? "available" : "unavailable");
+      if (s.name == kModeOff && s.available) {
+        std::cout << "explicit only: runs unsandboxed, never chosen by probe";
+      } else if (!s.available) {
+        std::cout << s.reason;
+      }
+      std::cout << "\n";
+      if (!s.available && !s.hint.empty()) std::cout << std::setw(25) << "" << "hint: " << s.hint << "\n";
+      if (!s.warning.empty()) std::cout << std::setw(25) << "" << "warning: " << s.warning << "\n";
+    }
+    std::cout << "landlock ABI: " << landlock_abi << "\n";
+    if (chosen) {
+      std::cout << "chosen: " << chosen->mode << "\n";
+      if (!chosen->warning.empty()) std::cout << "warning: " << chosen->warning << "\n";
+    } else {
+      std::cout << "chosen: none: " << error << "\n";
+    }
+  }
+  return chosen ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_probe_command(CLI::App &app) {
+  auto options = std::make_shared<ProbeOptions>();
+  auto *sub = app.add_subcommand("probe", "Show which sandbox backends work on this host");
+  sub->add_option("--config", options->config, "Config file (default: " +
+                                                   std::string(kDefaultConfigPath) +
+                                                   " if present, else built-in defaults)");
+  sub->add_flag("--json", options->json, "Print JSON instead of text");
+  return {sub, [options] { return run_probe(*options); }};
+}
+
+}  // namespace sandbox_host::cli

@@ -1,0 +1,180 @@
+#include "commands.hpp"
+
+#include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/spawn.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+namespace sandbox_host::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct RunOptions {
+  std::optional<std::string> config;
+  std::optional<std::string> name;
+  std::optional<std::string> network;
+  std::optional<std::string> socket_dir;
+  std::optional<std::string> tmp_dir;
+  std::vector<std::string> read;
+  std::vector<std::string> command;
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// A directory made for this run alone (0700), removed with everything in it afterwards.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    const char *base = ::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base != nullptr && base[0] == '/' ? base : "/tmp") + "/sandbox-host-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::system_error(errno, std::generic_category(), "create " + pattern);
+    }
+    path_ = fs::canonical(pattern);
+  }
+  ~PrivateDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  PrivateDir(const PrivateDir &) = delete;
+  PrivateDir &operator=(const PrivateDir &) = delete;
+  const fs::path &path() const noexcept { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string resolved(const std::string &path, const char *what) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(path, ec);
+  if (ec) throw std::runtime_error(std::string(what) + " " + path + ": " + ec.message());
+  return canonical.string();
+}
+
+// The signals a terminal or a service manager sends; the plugin runs in its own session,
+// so it only sees them when we pass them on.
+sigset_t forwarded_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  return set;
+}
+
+ExitStatus wait_forwarding_signals(Child &child, const sigset_t &signals) {
+  Fd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
+  Fd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
+  if (signal_fd.get() < 0 || pid_fd.get() < 0) {
+    throw std::system_error(errno, std::generic_category(), "watch the plugin");
+  }
+  for (;;) {
+    pollfd fds[2] = {{pid_fd.get(), POLLIN, 0}, {signal_fd.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    if (fds[0].revents != 0) return child.wait();
+    signalfd_siginfo info{};
+    if (fds[1].revents != 0 && ::read(signal_fd.get(), &info, sizeof info) == sizeof info) {
+      ::kill(child.pid(), static_cast<int>(info.ssi_signo));
+    }
+  }
+}
+
+int run_plugin(const RunOptions &options) {
+  Host host(load_config_or_defaults(options.config));
+
+  Spec spec;
+  spec.binary_path = resolved(options.command.front(), "plugin binary");
+  spec.args.assign(options.command.begin() + 1, options.command.end());
+  spec.plugin_name = options.name.value_or(fs::path(spec.binary_path).filename().string());
+  const PluginConfig plugin = host.config().plugin(spec.plugin_name);
+  spec.network = plugin.network.value_or(Network::none);
+  if (options.network) {
+    auto network = parse_network(*options.network);
+    if (!network) {
+      throw std::runtime_error("--network " + *options.network +
+                               ": not a network; allowed: none, outbound");
+    }
+    spec.network = *network;
+  }
+  for (const auto &path : plugin.read) spec.read_paths.push_back(resolved(path, "read path"));
+  for (const auto &path : options.read) spec.read_paths.push_back(resolved(path, "--read"));
+
+  std::unique_ptr<PrivateDir> private_socket_dir, private_tmp_dir;
+  if (options.socket_dir) {
+    spec.socket_dir = resolved(*options.socket_dir, "--socket-dir");
+  } else {
+    private_socket_dir = std::make_unique<PrivateDir>();
+    spec.socket_dir = private_socket_dir->path().string();
+  }
+  if (options.tmp_dir) {
+    spec.tmp_dir = resolved(*options.tmp_dir, "--tmp-dir");
+  } else if (private_socket_dir) {
+    fs::create_directory(private_socket_dir->path() / "tmp");
+    spec.tmp_dir = (private_socket_dir->path() / "tmp").string();
+  } else {
+    private_tmp_dir = std::make_unique<PrivateDir>();
+    spec.tmp_dir = private_tmp_dir->path().string();
+  }
+
+  const std::string mode = host.mode_for(spec.plugin_name);
+  const LaunchCommand command = host.command(spec, mode);
+
+  const sigset_t signals = forwarded_signals();
+  sigset_t previous;
+  ::sigprocmask(SIG_BLOCK, &signals, &previous);
+  Child child = spawn(command);
+  const ExitStatus status = wait_forwarding_signals(child, signals);
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  return status.shell_status();
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App &app) {
+  auto options = std::make_shared<RunOptions>();
+  auto *sub = app.add_subcommand(
+      "run",
+      "Launch one plugin under the probed, configured or forced backend; its stdio passes "
+      "through and sandbox-host exits with its status (125: sandbox-host itself failed, "
+      "87: the sandbox could not be set up)");
+  sub->add_option("--config", options->config, "Config file");
+  sub->add_option("--name", options->name, "Plugin name (config table and messages; "
+                                           "default: the binary's file name)");
+  sub->add_option("--network", options->network, "none or outbound (default: the config's, "
+                                                 "else none)");
+  sub->add_option("--socket-dir", options->socket_dir,
+                  "Read-write directory shared with the host at the same path (default: a "
+                  "private one, removed afterwards)");
+  sub->add_option("--tmp-dir", options->tmp_dir,
+                  "The plugin's HOME and TMPDIR (default: a private one, removed afterwards)");
+  sub->add_option("--read", options->read, "Extra read-only path, recursive (repeatable)");
+  sub->add_option("command", options->command, "-- BINARY [ARGS...]")->required();
+  sub->positionals_at_end();
+  return {sub, [options] { return run_plugin(*options); }};
+}
+
+}  // namespace sandbox_host::cli

@@ -1,0 +1,194 @@
+#include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/base_env.hpp>
+#include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/spec_check.hpp>
+#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/stage1.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace sandbox_host {
+namespace {
+
+std::optional<std::string> forced_backend() {
+  const char *value = ::getenv(std::string(kEnvBackend).c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+void require_stage1(const char *what) {
+  if (!stage1_wired()) {
+    throw std::logic_error(std::string(what) +
+                           ": sandbox_host::stage1() was never called; make it the first "
+                           "statement of main() (tests: SANDBOX_HOST_TEST_MAIN()), since Linux "
+                           "backends re-execute this binary to set the sandbox up");
+  }
+}
+
+std::string with_hint(const BackendStatus &status) {
+  return status.reason + (status.hint.empty() ? "" : " (hint: " + status.hint + ")");
+}
+
+}  // namespace
+
+Host::Host(Config config) : config_(std::move(config)), registry_(config_.module_dirs) {
+  registry_.load_enabled(config_);
+}
+
+BackendStatus Host::status_of(const std::string &name) const {
+  BackendStatus status;
+  status.name = name;
+  auto module = registry_.find(ModuleKind::backend, name);
+  if (!module) {
+    std::string failure = registry_.failure(ModuleKind::backend, name);
+    status.reason = failure.empty() ? "not enabled in the config" : failure;
+    return status;
+  }
+  status.loaded = true;
+  status.file = module->file().string();
+  status.version = module->version();
+  ProbeReport report = BackendModule(module).probe();
+  status.available = report.available;
+  status.reason = report.reason;
+  status.hint = report.hint;
+  status.warning = report.warning;
+  return status;
+}
+
+std::vector<BackendStatus> Host::probe_all() const {
+  std::vector<BackendStatus> all;
+  for (const auto &name : config_.backends_enabled) all.push_back(status_of(name));
+  return all;
+}
+
+Availability Host::probe_uncached(const std::optional<std::string> &forced) const {
+  const int landlock_abi = kernel_landlock_abi();
+  if (forced) {
+    const auto &enabled = config_.backends_enabled;
+    if (std::find(enabled.begin(), enabled.end(), *forced) == enabled.end()) {
+      std::string names;
+      for (const auto &name : enabled) names += (names.empty() ? "" : ", ") + name;
+      throw ProbeError(std::string(kEnvBackend) + "=" + *forced +
+                       ": no such backend enabled; enabled backends: " + names);
+    }
+    BackendStatus status = status_of(*forced);
+    if (!status.available) {
+      throw ProbeError(std::string(kEnvBackend) + "=" + *forced + ": the forced backend does "
+                       "not work here, and a forced backend never falls through: " +
+                       with_hint(status));
+    }
+    return {*forced, status.warning, landlock_abi};
+  }
+  std::string reasons;
+  for (const auto &name : config_.backend_priority) {
+    BackendStatus status = status_of(name);
+    if (status.available) return {name, status.warning, landlock_abi};
+    reasons += (reasons.empty() ? "" : "; ") + name + ": " + with_hint(status);
+  }
+  throw ProbeError("no sandbox backend works on this host (" +
+                   (reasons.empty() ? std::string("backends.priority is empty") : reasons) +
+                   "); to run a plugin unsandboxed anyway, write sandbox = \"off\" in its "
+                   "[plugins.<name>] table");
+}
+
+Availability Host::probe() {
+  require_stage1("probe");
+  const auto forced = forced_backend();
+  std::lock_guard lock(probe_mutex_);
+  auto it = probe_cache_.find(forced);
+  if (it == probe_cache_.end()) {
+    try {
+      it = probe_cache_.emplace(forced, probe_uncached(forced)).first;
+    } catch (const ProbeError &e) {
+      it = probe_cache_.emplace(forced, std::string(e.what())).first;
+    }
+  }
+  if (const auto *error = std::get_if<std::string>(&it->second)) throw ProbeError(*error);
+  return std::get<Availability>(it->second);
+}
+
+std::string Host::probed_mode_for(const std::string &plugin_name) {
+  try {
+    return probe().mode;
+  } catch (const ProbeError &e) {
+    audit_sink().record({"probe", plugin_name, forced_backend() ? "forced-backend" : "no-backend",
+                         std::string("launch: ") + e.what(),
+                         "run `sandbox-host probe` for every backend's reason"});
+    throw;
+  }
+}
+
+std::string Host::mode_for(const std::string &plugin_name) {
+  if (forced_backend()) return probed_mode_for(plugin_name);
+  const PluginConfig plugin = config_.plugin(plugin_name);
+  if (plugin.sandbox == "auto") return probed_mode_for(plugin_name);
+  if (plugin.sandbox == kModeOff) return plugin.sandbox;
+  BackendStatus status = status_of(plugin.sandbox);
+  if (!status.available) {
+    audit_sink().record({"probe", plugin_name, "configured-backend",
+                         "run under backend " + plugin.sandbox + ": " + with_hint(status),
+                         "the config names this backend for the plugin; it never falls through"});
+    throw ProbeError("plugin \"" + plugin_name + "\": sandbox = \"" + plugin.sandbox +
+                     "\" in " + config_.source + ", but that backend does not work here: " +
+                     with_hint(status));
+  }
+  return plugin.sandbox;
+}
+
+BackendModule Host::backend(const std::string &name) const {
+  auto module = registry_.find(ModuleKind::backend, name);
+  if (!module) {
+    std::string failure = registry_.failure(ModuleKind::backend, name);
+    throw std::runtime_error("backend \"" + name + "\" is not loaded: " +
+                             (failure.empty() ? "not enabled in the config" : failure));
+  }
+  return BackendModule(std::move(module));
+}
+
+LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
+  require_stage1("command");
+  try {
+    check_spec(spec);
+  } catch (const SpecError &e) {
+    audit_sink().record({"spec", spec.plugin_name, "spec-" + e.field(), e.what(),
+                         "paths in a Spec must be absolute and symlink-resolved"});
+    throw;
+  }
+  const BackendModule backend = this->backend(mode);
+  BackendCommand built = backend.build_command(spec);
+
+  LaunchCommand command;
+  command.env = base_env(spec);
+  for (const auto &[name, value] : built.env) {
+    if (name.starts_with(kControlPrefix) || name.find('=') != std::string::npos || name.empty()) {
+      throw std::runtime_error("backend " + mode + " set the variable \"" + name +
+                               "\", which may not reach a plugin");
+    }
+    command.env.push_back(name + "=" + value);
+  }
+  if (built.reexec_stage1) {
+    command.program = "/proc/self/exe";
+    command.env.push_back(std::string(kEnvStage1) + "=" + mode);
+    command.env.push_back(std::string(kEnvSpec) + "=" +
+                          encode_stage1_payload({mode, backend.module().file().string(), spec}));
+  } else {
+    command.program = built.program;
+    command.args = std::move(built.args);
+  }
+  return command;
+}
+
+Host &default_host() {
+  static Host host(load_config_or_defaults(std::nullopt));
+  return host;
+}
+
+Availability probe() { return default_host().probe(); }
+
+LaunchCommand command(const Spec &spec, const std::string &mode) {
+  return default_host().command(spec, mode);
+}
+
+}  // namespace sandbox_host

@@ -1,0 +1,93 @@
+#include <sandbox_host/host/module.hpp>
+#include <sandbox_host/strings.hpp>
+
+#include <boost/dll/shared_library_load_mode.hpp>
+
+namespace sandbox_host {
+namespace fs = std::filesystem;
+
+std::string_view to_string(ModuleKind kind) {
+  return kind == ModuleKind::backend ? "backend" : "op";
+}
+
+std::string module_file_name(ModuleKind kind, std::string_view name) {
+  return std::string(to_string(kind)) + "_" + std::string(name) + ".so";
+}
+
+ModuleError::ModuleError(const fs::path &file, const std::string &what)
+    : std::runtime_error("module " + file.string() + ": " + what), file_(file) {}
+
+namespace {
+
+constexpr uint32_t abi_kind(ModuleKind kind) {
+  return kind == ModuleKind::backend ? SH_KIND_BACKEND : SH_KIND_BROKER_OP;
+}
+
+constexpr size_t table_size(ModuleKind kind) {
+  return kind == ModuleKind::backend ? sizeof(sh_backend_v1) : sizeof(sh_broker_op_v1);
+}
+
+std::string kind_text(uint32_t kind) {
+  switch (kind) {
+    case SH_KIND_BACKEND: return "backend";
+    case SH_KIND_BROKER_OP: return "op";
+    default: return "unknown kind " + std::to_string(kind);
+  }
+}
+
+}  // namespace
+
+LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind)
+    : file_(file), kind_(kind), abi_(check_module_file(file)) {
+  const std::string symbol = SANDBOX_HOST_ENTRY_PREFIX + std::to_string(abi_.major) + "_" +
+                             std::to_string(abi_.minor);
+  try {
+    library_.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception &e) {
+    throw ModuleError(file, std::string("cannot load: ") + e.what());
+  }
+  auto entry = library_.get_alias<const sh_module_descriptor *()>(symbol);
+  descriptor_ = entry();
+
+  const auto *d = descriptor_;
+  if (d == nullptr || d->struct_size < sizeof(sh_module_descriptor)) {
+    throw ModuleError(file, "its entry returned no descriptor, or one smaller than ABI " +
+                                std::to_string(kHostAbi.major) + ".0's");
+  }
+  if (d->abi_major != abi_.major || d->abi_minor != abi_.minor) {
+    throw ModuleError(file, "descriptor says ABI " + std::to_string(d->abi_major) + "." +
+                                std::to_string(d->abi_minor) + " but its entry symbol " + symbol);
+  }
+  name_ = to_view(d->name);
+  version_ = to_view(d->version);
+  summary_ = to_view(d->summary);
+  if (d->kind != abi_kind(kind)) {
+    throw ModuleError(file, "is a " + kind_text(d->kind) + " module, expected a " +
+                                std::string(to_string(kind)) + " module");
+  }
+  if (file.filename() != module_file_name(kind, name_)) {
+    throw ModuleError(file, "registers the name \"" + name_ + "\", so its file must be " +
+                                module_file_name(kind, name_));
+  }
+  const auto *table_header = static_cast<const uint32_t *>(d->table);
+  if (d->create == nullptr || d->destroy == nullptr || table_header == nullptr ||
+      *table_header < table_size(kind)) {
+    throw ModuleError(file, "incomplete descriptor: create, destroy or its " +
+                                std::string(to_string(kind)) + " table is missing or short");
+  }
+
+  sh_host_info host{sizeof(sh_host_info), static_cast<uint16_t>(kHostAbi.major),
+                    static_cast<uint16_t>(kHostAbi.minor), to_sh_str(SANDBOX_HOST_VERSION)};
+  StringSink error;
+  if (d->create(&host, &instance_, error.writer()) != SH_OK || instance_ == nullptr) {
+    instance_ = nullptr;
+    throw ModuleError(file, "init failed: " +
+                                (error.text().empty() ? std::string("no reason given") : error.text()));
+  }
+}
+
+LoadedModule::~LoadedModule() {
+  if (instance_ != nullptr) descriptor_->destroy(instance_);
+}
+
+}  // namespace sandbox_host

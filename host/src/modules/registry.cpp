@@ -1,0 +1,85 @@
+#include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/registry.hpp>
+
+namespace sandbox_host {
+namespace fs = std::filesystem;
+
+Registry::Registry(std::vector<fs::path> module_dirs) : dirs_(std::move(module_dirs)) {}
+
+fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
+  const std::string file = module_file_name(kind, name);
+  std::string searched;
+  for (const auto &dir : dirs_) {
+    std::error_code ec;
+    fs::path candidate = dir / file;
+    if (fs::exists(candidate, ec)) return candidate;
+    searched += (searched.empty() ? "" : ", ") + dir.string();
+  }
+  throw ModuleNotFound(file, "not found in the module directories (" +
+                              (searched.empty() ? std::string("none configured") : searched) +
+                              ")");
+}
+
+std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::string &name) {
+  auto key = std::make_pair(kind, name);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+  }
+  auto module = std::make_shared<const LoadedModule>(locate(kind, name), kind);
+  std::lock_guard lock(mutex_);
+  failures_.erase(key);
+  return loaded_.emplace(key, std::move(module)).first->second;
+}
+
+void Registry::load_enabled(const Config &config) {
+  auto load_all = [&](ModuleKind kind, const std::vector<std::string> &names) {
+    for (const auto &name : names) {
+      try {
+        load(kind, name);
+      } catch (const ModuleNotFound &e) {
+        std::lock_guard lock(mutex_);
+        failures_[{kind, name}] = e.what();
+      } catch (const std::exception &e) {
+        {
+          std::lock_guard lock(mutex_);
+          failures_[{kind, name}] = e.what();
+        }
+        audit_sink().record({"module", "", "module-load",
+                             "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
+                             "see `sandbox-host modules`; disable it in the config if unused"});
+      }
+    }
+  };
+  load_all(ModuleKind::backend, config.backends_enabled);
+  load_all(ModuleKind::broker_op, config.ops_enabled);
+}
+
+std::shared_ptr<const LoadedModule> Registry::find(ModuleKind kind,
+                                                   const std::string &name) const {
+  std::lock_guard lock(mutex_);
+  auto it = loaded_.find({kind, name});
+  return it == loaded_.end() ? nullptr : it->second;
+}
+
+std::string Registry::failure(ModuleKind kind, const std::string &name) const {
+  std::lock_guard lock(mutex_);
+  auto it = failures_.find({kind, name});
+  return it == failures_.end() ? std::string() : it->second;
+}
+
+std::vector<std::shared_ptr<const LoadedModule>> Registry::modules() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<const LoadedModule>> out;
+  for (const auto &[key, module] : loaded_) out.push_back(module);
+  return out;
+}
+
+std::vector<ModuleFailure> Registry::failures() const {
+  std::lock_guard lock(mutex_);
+  std::vector<ModuleFailure> out;
+  for (const auto &[key, error] : failures_) out.push_back({key.first, key.second, error});
+  return out;
+}
+
+}  // namespace sandbox_host

@@ -1,0 +1,99 @@
+#include <sandbox_host/host/spawn.hpp>
+
+// Boost 1.81's Process v2 uses these without including them when BOOST_PROCESS_USE_STD_FS
+// is set.
+#include <boost/optional.hpp>
+#include <boost/type_traits.hpp>
+// clang-format off
+#include <boost/asio/io_context.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/process.hpp>
+// Only this file uses Process v2, so it compiles the library's sources too.
+#include <boost/process/v2/src.hpp>
+// clang-format on
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <system_error>
+
+namespace sandbox_host {
+namespace bp = boost::process::v2;
+
+namespace {
+
+// Runs in the forked child, between fork and exec: only async-signal-safe calls.
+struct ChildHardening {
+  pid_t parent;
+  const std::vector<int> &pass_fds;
+
+  bp::error_code on_setup(bp::posix::default_launcher &launcher, const bp::filesystem::path &,
+                          const char *const *) {
+    launcher.fd_whitelist.insert(launcher.fd_whitelist.end(), pass_fds.begin(), pass_fds.end());
+    return {};
+  }
+
+  bp::error_code on_exec_setup(bp::posix::default_launcher &, const bp::filesystem::path &,
+                               const char *const *) {
+    auto fail = [] { return bp::error_code(errno, bp::system_category()); };
+    // Own session: the plugin has no controlling terminal, so TIOCSTI cannot reach ours.
+    if (::setsid() < 0) return fail();
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail();
+    // The parent may have died before the line above armed the signal.
+    if (::getppid() != parent) return bp::error_code(ESRCH, bp::system_category());
+    sigset_t none;
+    sigemptyset(&none);
+    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return fail();
+    for (int fd : pass_fds) {
+      if (::fcntl(fd, F_SETFD, 0) != 0) return fail();
+    }
+    return {};
+  }
+};
+
+ExitStatus decode(int native) {
+  ExitStatus status;
+  if (WIFEXITED(native)) status.code = WEXITSTATUS(native);
+  if (WIFSIGNALED(native)) status.signal = WTERMSIG(native);
+  return status;
+}
+
+}  // namespace
+
+struct Child::State {
+  boost::asio::io_context context;
+  std::optional<bp::process> process;
+  std::optional<ExitStatus> exit;
+};
+
+Child::Child(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Child::Child(Child &&) noexcept = default;
+Child &Child::operator=(Child &&) noexcept = default;
+Child::~Child() = default;  // bp::process kills and reaps a child that still runs
+
+pid_t Child::pid() const noexcept { return state_->process->id(); }
+
+ExitStatus Child::wait() {
+  if (!state_->exit) {
+    state_->process->wait();
+    state_->exit = decode(state_->process->native_exit_code());
+  }
+  return *state_->exit;
+}
+
+Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds) {
+  auto state = std::make_unique<Child::State>();
+  ChildHardening hardening{::getpid(), pass_fds};
+  try {
+    state->process.emplace(state->context, command.program, command.args,
+                           bp::process_environment(command.env), hardening);
+  } catch (const std::system_error &e) {
+    throw std::system_error(e.code(), "spawn " + command.program);
+  }
+  return Child(std::move(state));
+}
+
+}  // namespace sandbox_host

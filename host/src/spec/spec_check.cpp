@@ -1,0 +1,74 @@
+#include <sandbox_host/host/spec_check.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <memory>
+
+namespace sandbox_host {
+
+SpecError::SpecError(const std::string &plugin, const std::string &field, const std::string &what)
+    : std::runtime_error("plugin \"" + plugin + "\": spec " + field + ": " + what),
+      field_(field) {}
+
+namespace {
+
+bool printable_line(const std::string &s) {
+  return s.find('\0') == std::string::npos && s.find('\n') == std::string::npos;
+}
+
+// Absolute and already what realpath() makes of it: no symlink, "..", "." or "//" left.
+void check_resolved(const Spec &spec, const std::string &field, const std::string &path) {
+  if (path.empty()) throw SpecError(spec.plugin_name, field, "is empty");
+  if (!printable_line(path)) throw SpecError(spec.plugin_name, field, "contains NUL or newline");
+  if (path.front() != '/') {
+    throw SpecError(spec.plugin_name, field, "\"" + path + "\" is not an absolute path");
+  }
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr),
+                                                       &std::free);
+  if (!resolved) {
+    throw SpecError(spec.plugin_name, field, "\"" + path + "\" does not exist or is unreadable");
+  }
+  if (path != resolved.get()) {
+    throw SpecError(spec.plugin_name, field,
+                    "\"" + path + "\" is not symlink-resolved (it resolves to \"" +
+                        resolved.get() + "\")");
+  }
+}
+
+void check_directory(const Spec &spec, const std::string &field, const std::string &path) {
+  check_resolved(spec, field, path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw SpecError(spec.plugin_name, field, "\"" + path + "\" is not a directory");
+  }
+}
+
+}  // namespace
+
+void check_spec(const Spec &spec) {
+  if (!printable_line(spec.plugin_name)) {
+    throw SpecError(spec.plugin_name, "PluginName", "contains NUL or newline");
+  }
+  check_resolved(spec, "BinaryPath", spec.binary_path);
+  struct stat st {};
+  if (::stat(spec.binary_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      ::access(spec.binary_path.c_str(), X_OK) != 0) {
+    throw SpecError(spec.plugin_name, "BinaryPath",
+                    "\"" + spec.binary_path + "\" is not an executable regular file");
+  }
+  check_directory(spec, "SocketDir", spec.socket_dir);
+  check_directory(spec, "TmpDir", spec.tmp_dir);
+  for (size_t i = 0; i < spec.read_paths.size(); ++i) {
+    check_resolved(spec, "ReadPaths[" + std::to_string(i) + "]", spec.read_paths[i]);
+  }
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].find('\0') != std::string::npos) {
+      throw SpecError(spec.plugin_name, "Args[" + std::to_string(i) + "]", "contains NUL");
+    }
+  }
+}
+
+}  // namespace sandbox_host

@@ -1,0 +1,174 @@
+/* The module boundary of sandbox-host: plain C, so a module built by another compiler or
+ * another standard library still talks to the host.
+ *
+ * Rules of the boundary:
+ * - Strings cross as pointer + length (sh_str) and are only borrowed for the call.
+ * - What a module hands back (messages, probe reports, command lines) it writes through
+ *   host-provided sinks; the host copies, so no memory changes owner across the boundary.
+ * - Every function in a table is noexcept: the SDK's C++ adapters catch everything.
+ * - Every struct starts with struct_size. A minor ABI version may only append fields and
+ *   table entries; readers check struct_size before touching an appended field.
+ * - The entry symbol's name carries the ABI version (sandbox_host_module_v<major>_<minor>),
+ *   so the host can read it from the ELF symbol table before it runs any of the module's code.
+ */
+#ifndef SANDBOX_HOST_ABI_H
+#define SANDBOX_HOST_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SANDBOX_HOST_ABI_MAJOR 1
+#define SANDBOX_HOST_ABI_MINOR 0
+#define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
+
+#ifdef __cplusplus
+#define SH_NOEXCEPT noexcept
+extern "C" {
+#else
+#define SH_NOEXCEPT
+#endif
+
+typedef struct sh_str {
+  const char *data;
+  size_t size;
+} sh_str;
+
+typedef struct sh_str_list {
+  const sh_str *items;
+  size_t count;
+} sh_str_list;
+
+/* A byte sink owned by the caller of a module function. */
+typedef struct sh_writer {
+  void *ctx;
+  void (*write)(void *ctx, sh_str bytes) SH_NOEXCEPT;
+} sh_writer;
+
+enum sh_status {
+  SH_OK = 0,
+  SH_ERROR = 1, /* a message was written to the error sink */
+};
+
+enum sh_module_kind {
+  SH_KIND_BACKEND = 1,
+  SH_KIND_BROKER_OP = 2,
+};
+
+/* What the host tells a module when it creates an instance. */
+typedef struct sh_host_info {
+  uint32_t struct_size;
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  sh_str host_version;
+} sh_host_info;
+
+/* ---- backends -------------------------------------------------------------------------- */
+
+/* One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved. */
+typedef struct sh_spec {
+  uint32_t struct_size;
+  sh_str plugin_name;
+  sh_str binary_path;
+  sh_str socket_dir;
+  sh_str tmp_dir;
+  sh_str network; /* "none" or "outbound" */
+  sh_str_list read_paths;
+  sh_str_list args; /* the plugin's arguments after the binary */
+} sh_spec;
+
+typedef struct sh_probe_report {
+  uint32_t struct_size;
+  int32_t available;    /* non-zero when the backend works on this host */
+  int32_t landlock_abi; /* 0 when unsupported or not applicable */
+  sh_writer reason;     /* why it does not work */
+  sh_writer hint;       /* what the operator could do about it */
+  sh_writer warning;    /* what a degraded backend does not cover */
+} sh_probe_report;
+
+/* How the host should start the plugin. Either the backend names a program and its
+ * arguments, or it asks for a re-exec of the host binary into stage 1, where the host
+ * calls the backend's stage1() in the child. */
+typedef struct sh_command_builder {
+  uint32_t struct_size;
+  void *ctx;
+  void (*set_program)(void *ctx, sh_str path) SH_NOEXCEPT;
+  void (*add_arg)(void *ctx, sh_str arg) SH_NOEXCEPT;
+  void (*set_env)(void *ctx, sh_str name, sh_str value) SH_NOEXCEPT;
+  void (*reexec_stage1)(void *ctx) SH_NOEXCEPT;
+} sh_command_builder;
+
+typedef struct sh_backend_v1 {
+  uint32_t struct_size;
+  int32_t (*probe)(void *instance, sh_probe_report *out) SH_NOEXCEPT;
+  int32_t (*build_command)(void *instance, const sh_spec *spec, sh_command_builder *out,
+                           sh_writer *error) SH_NOEXCEPT;
+  /* Runs in the re-exec'd child: set the sandbox up and exec the plugin. Returns only on
+   * failure, with "<step>: <reason>" in error. */
+  int32_t (*stage1)(void *instance, const sh_spec *spec, sh_writer *error) SH_NOEXCEPT;
+} sh_backend_v1;
+
+/* ---- broker operations ------------------------------------------------------------------ */
+
+/* One ask of the broker (seed 000's Request); absent fields are empty. */
+typedef struct sh_request {
+  uint32_t struct_size;
+  sh_str op;
+  sh_str unit;
+  sh_str slice;
+  sh_str max;
+  sh_str swap;
+  sh_str_list args;
+  sh_str wait;
+  sh_str resource;
+  sh_str input;
+  int32_t stream;
+} sh_request;
+
+/* The process the broker identified as the request's holder. */
+typedef struct sh_requester {
+  uint32_t struct_size;
+  int32_t pid;
+  int32_t pidfd; /* -1 where the kernel has no pidfd */
+  uint32_t uid;
+  sh_str cwd;
+  int32_t sandboxed; /* runs in another mount namespace than the broker */
+} sh_requester;
+
+/* The reply (seed 000's Reply): output and error streams, and an exit code. */
+typedef struct sh_reply {
+  uint32_t struct_size;
+  sh_writer out;
+  sh_writer err;
+  void *ctx;
+  void (*set_code)(void *ctx, int32_t code) SH_NOEXCEPT;
+} sh_reply;
+
+typedef struct sh_broker_op_v1 {
+  uint32_t struct_size;
+  /* A non-zero return refuses the request with the message written to error. */
+  int32_t (*handle)(void *instance, const sh_request *request, const sh_requester *requester,
+                    sh_reply *reply, sh_writer *error) SH_NOEXCEPT;
+} sh_broker_op_v1;
+
+/* ---- the module --------------------------------------------------------------------------- */
+
+typedef struct sh_module_descriptor {
+  uint32_t struct_size;
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t kind; /* enum sh_module_kind */
+  sh_str name;
+  sh_str version;
+  sh_str summary;
+  int32_t (*create)(const sh_host_info *host, void **instance, sh_writer *error) SH_NOEXCEPT;
+  void (*destroy)(void *instance) SH_NOEXCEPT;
+  const void *table; /* sh_backend_v1 or sh_broker_op_v1, by kind */
+} sh_module_descriptor;
+
+typedef const sh_module_descriptor *(*sh_module_entry)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SANDBOX_HOST_ABI_H */

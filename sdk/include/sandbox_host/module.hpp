@@ -1,0 +1,225 @@
+// Writing a sandbox-host module in C++: derive from Backend or BrokerOp and register the
+// class with one macro. The macro exports the versioned C entry point; the adapters below
+// turn every exception into an error message, so nothing but C crosses the boundary.
+//
+//   class MyOp final : public sandbox_host::BrokerOp {
+//     void handle(const sandbox_host::Request &, const sandbox_host::Requester &,
+//                 sandbox_host::Reply &reply) override { reply.out("pong"); }
+//   };
+//   SANDBOX_HOST_BROKER_OP_MODULE(MyOp, "my-op", "1.0.0", "answers pong")
+//
+// A class may take `const sandbox_host::HostInfo &` in its constructor; a constructor that
+// throws refuses the module's loading with the exception's message.
+#pragma once
+
+#include <sandbox_host/abi.h>
+#include <sandbox_host/spec.hpp>
+#include <sandbox_host/spec_abi.hpp>
+#include <sandbox_host/strings.hpp>
+
+#include <boost/dll/alias.hpp>
+#include <boost/preprocessor/cat.hpp>
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace sandbox_host {
+
+struct HostInfo {
+  unsigned abi_major = 0;
+  unsigned abi_minor = 0;
+  std::string host_version;
+};
+
+// How the host should start a plugin, as a backend describes it.
+class CommandBuilder {
+ public:
+  explicit CommandBuilder(sh_command_builder &raw) noexcept : raw_(raw) {}
+  void program(std::string_view path) { raw_.set_program(raw_.ctx, to_sh_str(path)); }
+  void arg(std::string_view arg) { raw_.add_arg(raw_.ctx, to_sh_str(arg)); }
+  void env(std::string_view name, std::string_view value) {
+    raw_.set_env(raw_.ctx, to_sh_str(name), to_sh_str(value));
+  }
+  // Start the host binary again; its stage1() calls this backend's stage1() in the child.
+  void reexec_stage1() { raw_.reexec_stage1(raw_.ctx); }
+
+ private:
+  sh_command_builder &raw_;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual ProbeReport probe() = 0;
+  virtual void build_command(const Spec &spec, CommandBuilder &command) = 0;
+  // In the re-exec'd child: set the sandbox up and exec the plugin. Throwing reports a
+  // setup failure; the message should read "<step>: <reason>".
+  virtual void stage1(const Spec &) { throw std::logic_error("stage1: backend does not re-exec"); }
+};
+
+// One ask of the broker (seed 000's Request).
+struct Request {
+  std::string op, unit, slice, max, swap;
+  std::vector<std::string> args;
+  std::string wait, resource, input;
+  bool stream = false;
+};
+
+// The process that holds the request.
+struct Requester {
+  int pid = 0;
+  int pidfd = -1;
+  unsigned uid = 0;
+  std::string cwd;
+  bool sandboxed = false;
+};
+
+class Reply {
+ public:
+  explicit Reply(sh_reply &raw) noexcept : raw_(raw) {}
+  void out(std::string_view bytes) { write(&raw_.out, bytes); }
+  void err(std::string_view bytes) { write(&raw_.err, bytes); }
+  void code(int code) { raw_.set_code(raw_.ctx, code); }
+
+ private:
+  sh_reply &raw_;
+};
+
+class BrokerOp {
+ public:
+  virtual ~BrokerOp() = default;
+  // Throwing refuses the request with the exception's message.
+  virtual void handle(const Request &request, const Requester &requester, Reply &reply) = 0;
+};
+
+namespace detail {
+
+template <class F>
+int32_t guarded(sh_writer *error, F &&body) noexcept {
+  try {
+    body();
+    return SH_OK;
+  } catch (const std::exception &e) {
+    write(error, e.what());
+  } catch (...) {
+    write(error, "unknown exception");
+  }
+  return SH_ERROR;
+}
+
+template <class T>
+int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexcept {
+  return guarded(error, [&] {
+    if constexpr (std::is_constructible_v<T, const HostInfo &>) {
+      HostInfo info;
+      if (raw != nullptr && raw->struct_size >= sizeof(sh_host_info)) {
+        info = {raw->abi_major, raw->abi_minor, std::string(to_view(raw->host_version))};
+      }
+      *instance = new T(info);
+    } else {
+      *instance = new T();
+    }
+  });
+}
+
+template <class T>
+void destroy(void *instance) noexcept {
+  delete static_cast<T *>(instance);
+}
+
+template <class T>
+struct BackendAdapter {
+  static_assert(std::is_base_of_v<Backend, T>, "a backend module's class derives from Backend");
+  static constexpr uint32_t kind = SH_KIND_BACKEND;
+
+  static int32_t probe(void *instance, sh_probe_report *out) noexcept {
+    if (out == nullptr || out->struct_size < sizeof(sh_probe_report)) return SH_ERROR;
+    return guarded(&out->reason, [&] {
+      ProbeReport report = static_cast<T *>(instance)->probe();
+      out->available = report.available ? 1 : 0;
+      out->landlock_abi = report.landlock_abi;
+      write(&out->reason, report.reason);
+      write(&out->hint, report.hint);
+      write(&out->warning, report.warning);
+    });
+  }
+  static int32_t build_command(void *instance, const sh_spec *spec, sh_command_builder *out,
+                               sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      CommandBuilder command(*out);
+      static_cast<T *>(instance)->build_command(from_abi(*spec), command);
+    });
+  }
+  static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) noexcept {
+    return guarded(error, [&] { static_cast<T *>(instance)->stage1(from_abi(*spec)); });
+  }
+  static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command,
+                                          &stage1};
+};
+
+template <class T>
+struct BrokerOpAdapter {
+  static_assert(std::is_base_of_v<BrokerOp, T>, "a broker-op module's class derives from BrokerOp");
+  static constexpr uint32_t kind = SH_KIND_BROKER_OP;
+
+  static int32_t handle(void *instance, const sh_request *raw, const sh_requester *who,
+                        sh_reply *reply, sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      Request request{std::string(to_view(raw->op)),       std::string(to_view(raw->unit)),
+                      std::string(to_view(raw->slice)),    std::string(to_view(raw->max)),
+                      std::string(to_view(raw->swap)),     to_strings(raw->args),
+                      std::string(to_view(raw->wait)),     std::string(to_view(raw->resource)),
+                      std::string(to_view(raw->input)),    raw->stream != 0};
+      Requester requester{who->pid, who->pidfd, who->uid, std::string(to_view(who->cwd)),
+                          who->sandboxed != 0};
+      Reply out(*reply);
+      static_cast<T *>(instance)->handle(request, requester, out);
+    });
+  }
+  static inline const sh_broker_op_v1 table{sizeof(sh_broker_op_v1), &handle};
+};
+
+template <template <class> class Adapter, class T>
+sh_module_descriptor describe(std::string_view name, std::string_view version,
+                              std::string_view summary) noexcept {
+  return {sizeof(sh_module_descriptor),
+          SANDBOX_HOST_ABI_MAJOR,
+          SANDBOX_HOST_ABI_MINOR,
+          Adapter<T>::kind,
+          to_sh_str(name),
+          to_sh_str(version),
+          to_sh_str(summary),
+          &create<T>,
+          &destroy<T>,
+          &Adapter<T>::table};
+}
+
+}  // namespace detail
+}  // namespace sandbox_host
+
+// sandbox_host_module_v<major>_<minor>
+#define SANDBOX_HOST_ENTRY_SYMBOL                   \
+  BOOST_PP_CAT(sandbox_host_module_v,              \
+               BOOST_PP_CAT(SANDBOX_HOST_ABI_MAJOR, \
+                            BOOST_PP_CAT(_, SANDBOX_HOST_ABI_MINOR)))
+
+#define SANDBOX_HOST_MODULE_(Adapter, Class, Name, Version, Summary)                       \
+  namespace {                                                                              \
+  const sh_module_descriptor *sandbox_host_module_entry() {                                \
+    static const sh_module_descriptor descriptor =                                         \
+        ::sandbox_host::detail::describe<Adapter, Class>(Name, Version, Summary);          \
+    return &descriptor;                                                                    \
+  }                                                                                        \
+  }                                                                                        \
+  BOOST_DLL_ALIAS(sandbox_host_module_entry, SANDBOX_HOST_ENTRY_SYMBOL)
+
+#define SANDBOX_HOST_BACKEND_MODULE(Class, Name, Version, Summary) \
+  SANDBOX_HOST_MODULE_(::sandbox_host::detail::BackendAdapter, Class, Name, Version, Summary)
+
+#define SANDBOX_HOST_BROKER_OP_MODULE(Class, Name, Version, Summary) \
+  SANDBOX_HOST_MODULE_(::sandbox_host::detail::BrokerOpAdapter, Class, Name, Version, Summary)

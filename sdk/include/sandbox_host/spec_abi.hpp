@@ -1,0 +1,62 @@
+// A Spec across the boundary: the host lends an sh_spec built over a Spec, and a module
+// reads it back into a Spec.
+#pragma once
+
+#include <sandbox_host/abi.h>
+#include <sandbox_host/spec.hpp>
+#include <sandbox_host/strings.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sandbox_host {
+
+// Borrows spec's strings: spec must outlive this view and stay unchanged.
+class SpecAbiView {
+ public:
+  explicit SpecAbiView(const Spec &spec)
+      : read_paths_(lend(spec.read_paths)), args_(lend(spec.args)) {
+    raw_.struct_size = sizeof(sh_spec);
+    raw_.plugin_name = to_sh_str(spec.plugin_name);
+    raw_.binary_path = to_sh_str(spec.binary_path);
+    raw_.socket_dir = to_sh_str(spec.socket_dir);
+    raw_.tmp_dir = to_sh_str(spec.tmp_dir);
+    raw_.network = to_sh_str(to_string(spec.network));
+    raw_.read_paths = {read_paths_.data(), read_paths_.size()};
+    raw_.args = {args_.data(), args_.size()};
+  }
+  SpecAbiView(const SpecAbiView &) = delete;
+  SpecAbiView &operator=(const SpecAbiView &) = delete;
+
+  const sh_spec *get() const noexcept { return &raw_; }
+
+ private:
+  static std::vector<sh_str> lend(const std::vector<std::string> &strings) {
+    std::vector<sh_str> out;
+    out.reserve(strings.size());
+    for (const auto &s : strings) out.push_back(to_sh_str(s));
+    return out;
+  }
+  std::vector<sh_str> read_paths_;
+  std::vector<sh_str> args_;
+  sh_spec raw_{};
+};
+
+inline Spec from_abi(const sh_spec &raw) {
+  if (raw.struct_size < sizeof(sh_spec)) throw std::invalid_argument("spec: struct too small");
+  Spec spec;
+  spec.plugin_name = to_view(raw.plugin_name);
+  spec.binary_path = to_view(raw.binary_path);
+  spec.socket_dir = to_view(raw.socket_dir);
+  spec.tmp_dir = to_view(raw.tmp_dir);
+  auto network = parse_network(to_view(raw.network));
+  if (!network) throw std::invalid_argument("spec: unknown network \"" +
+                                            std::string(to_view(raw.network)) + "\"");
+  spec.network = *network;
+  spec.read_paths = to_strings(raw.read_paths);
+  spec.args = to_strings(raw.args);
+  return spec;
+}
+
+}  // namespace sandbox_host
