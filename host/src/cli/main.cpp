@@ -2,6 +2,7 @@
 
 #include <sandbox_host/host/stage1.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <vector>
 
@@ -14,6 +15,15 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", SANDBOX_HOST_VERSION);
   const std::vector<cli::Command> commands{cli::add_probe_command(app), cli::add_run_command(app),
                                            cli::add_modules_command(app)};
+  auto known = [&](const std::string &name) {
+    return std::any_of(commands.begin(), commands.end(),
+                       [&](const cli::Command &c) { return c.app->get_name() == name; });
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::cerr << "sandbox-host: unknown command \"" << argv[1]
+              << "\"; commands: probe, run, modules (see --help)\n";
+    return cli::kHostFailure;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

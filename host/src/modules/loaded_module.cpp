@@ -30,7 +30,7 @@ constexpr size_t table_size(ModuleKind kind) {
 std::string kind_text(uint32_t kind) {
   switch (kind) {
     case SH_KIND_BACKEND: return "backend";
-    case SH_KIND_BROKER_OP: return "op";
+    case SH_KIND_BROKER_OP: return "broker-op";
     default: return "unknown kind " + std::to_string(kind);
   }
 }
@@ -63,7 +63,7 @@ LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind)
   summary_ = to_view(d->summary);
   if (d->kind != abi_kind(kind)) {
     throw ModuleError(file, "is a " + kind_text(d->kind) + " module, expected a " +
-                                std::string(to_string(kind)) + " module");
+                                kind_text(abi_kind(kind)) + " module");
   }
   if (file.filename() != module_file_name(kind, name_)) {
     throw ModuleError(file, "registers the name \"" + name_ + "\", so its file must be " +

@@ -13,11 +13,13 @@
 // clang-format on
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <system_error>
 
 namespace sandbox_host {
@@ -36,9 +38,19 @@ struct ChildHardening {
     return {};
   }
 
-  bp::error_code on_exec_setup(bp::posix::default_launcher &, const bp::filesystem::path &,
-                               const char *const *) {
+  bp::error_code on_exec_setup(bp::posix::default_launcher &launcher,
+                               const bp::filesystem::path &, const char *const *) {
     auto fail = [] { return bp::error_code(errno, bp::system_category()); };
+    // Boost 1.81's own close_all() compares each whitelisted fd with itself, so it never
+    // closes the gap between 2 and its exec-error pipe: every descriptor the host had open
+    // below that pipe would reach the plugin. Close everything not whitelisted here first.
+    std::sort(launcher.fd_whitelist.begin(), launcher.fd_whitelist.end());
+    unsigned next = 0;
+    for (int keep : launcher.fd_whitelist) {
+      if (static_cast<unsigned>(keep) > next) ::close_range(next, keep - 1, 0);
+      next = std::max(next, static_cast<unsigned>(keep) + 1);
+    }
+    ::close_range(next, ~0U, 0);
     // Own session: the plugin has no controlling terminal, so TIOCSTI cannot reach ours.
     if (::setsid() < 0) return fail();
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail();
@@ -90,8 +102,8 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds) {
   try {
     state->process.emplace(state->context, command.program, command.args,
                            bp::process_environment(command.env), hardening);
-  } catch (const std::system_error &e) {
-    throw std::system_error(e.code(), "spawn " + command.program);
+  } catch (const boost::system::system_error &e) {
+    throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }
   return Child(std::move(state));
 }

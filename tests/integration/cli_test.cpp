@@ -1,0 +1,128 @@
+// sandbox-host probe and modules, as an operator runs them.
+#include "fixtures.hpp"
+#include "process.hpp"
+
+#include <sandbox_host/host/probe.hpp>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+namespace sandbox_host {
+namespace {
+
+using test::ProcessResult;
+using test::run_process;
+using test::TempFile;
+
+std::string test_modules_config(const std::string &rest) {
+  return "module_dirs = [\"" + std::string(TEST_MODULE_DIR) + "\", \"" +
+         std::string(BUILD_MODULE_DIR) + "\"]\n" + rest;
+}
+
+Poco::JSON::Object::Ptr json_of(const ProcessResult &result) {
+  return Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
+}
+
+TEST(ProbeCommand, NothingWorkingExitsNonZeroAndSaysWhy) {
+  TempFile config("[backends]\nenabled = [\"off\"]\npriority = []\n", "config.toml");
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "probe", "--json", "--config", config.path().string()});
+  EXPECT_EQ(result.code, 1);
+  auto out = json_of(result);
+  EXPECT_EQ(out->getValue<std::string>("config"), config.path().string());
+  EXPECT_TRUE(out->get("chosen").isEmpty());
+  EXPECT_NE(out->getValue<std::string>("error").find("no sandbox backend works on this host"),
+            std::string::npos);
+  EXPECT_EQ(out->getValue<int>("landlock_abi"), kernel_landlock_abi());
+  auto backends = out->getArray("backends");
+  ASSERT_EQ(backends->size(), 1u);
+  auto off = backends->getObject(0);
+  EXPECT_EQ(off->getValue<std::string>("name"), "off");
+  EXPECT_TRUE(off->getValue<bool>("available"));
+  EXPECT_TRUE(off->getValue<bool>("explicit_only"));
+}
+
+TEST(ProbeCommand, TextNamesEveryBackendAndTheChoice) {
+  TempFile config(test_modules_config("[backends]\nenabled = [\"alpha\", \"beta\", \"off\"]\n"
+                                      "priority = [\"beta\", \"alpha\"]\n"),
+                  "config.toml");
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()},
+                  test::with_env({"TEST_BACKEND_ALPHA=1", "TEST_BACKEND_BETA=0"}));
+  EXPECT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.out.find("  alpha      available"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("  beta       unavailable TEST_BACKEND_BETA is not 1\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("hint: export TEST_BACKEND_BETA=1\n"), std::string::npos);
+  EXPECT_NE(result.out.find("landlock ABI: " + std::to_string(kernel_landlock_abi()) + "\n"),
+            std::string::npos);
+  EXPECT_NE(result.out.find("chosen: alpha\n"), std::string::npos) << result.out;
+}
+
+TEST(ProbeCommand, AForcedBackendThatFailsIsAnError) {
+  TempFile config(test_modules_config("[backends]\nenabled = [\"alpha\", \"beta\"]\n"
+                                      "priority = [\"alpha\", \"beta\"]\n"),
+                  "config.toml");
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()},
+                  test::with_env({"TEST_BACKEND_ALPHA=1", "CLAWPATROL_SANDBOX_BACKEND=beta"}));
+  EXPECT_EQ(result.code, 1);
+  EXPECT_NE(result.out.find("forced: CLAWPATROL_SANDBOX_BACKEND=beta\n"), std::string::npos);
+  EXPECT_NE(result.out.find("chosen: none: CLAWPATROL_SANDBOX_BACKEND=beta: the forced backend "
+                            "does not work here"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST(ModulesCommand, ListsLoadedAndRefusedModules) {
+  TempFile config(test_modules_config("[backends]\nenabled = [\"off\", \"abimajor\"]\n"
+                                      "priority = []\n[ops]\nenabled = [\"ping\"]\n"),
+                  "config.toml");
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "modules", "--json", "--config", config.path().string()});
+  ASSERT_EQ(result.code, 0) << result.err;
+  auto out = json_of(result);
+  EXPECT_EQ(out->getValue<std::string>("host_abi"), "1.0");
+  auto loaded = out->getArray("loaded");
+  ASSERT_EQ(loaded->size(), 2u);
+  auto off = loaded->getObject(0);
+  EXPECT_EQ(off->getValue<std::string>("kind"), "backend");
+  EXPECT_EQ(off->getValue<std::string>("name"), "off");
+  EXPECT_EQ(off->getValue<std::string>("abi"), "1.0");
+  EXPECT_EQ(off->getValue<std::string>("file"), std::string(BUILD_MODULE_DIR) + "/backend_off.so");
+  auto ping = loaded->getObject(1);
+  EXPECT_EQ(ping->getValue<std::string>("kind"), "op");
+  EXPECT_EQ(ping->getValue<std::string>("name"), "ping");
+  auto failed = out->getArray("failed");
+  ASSERT_EQ(failed->size(), 1u);
+  EXPECT_NE(failed->getObject(0)->getValue<std::string>("error").find(
+                "built for module ABI 2.0, this host speaks 1.0"),
+            std::string::npos);
+  // The refusal went to the audit sink (stderr) too.
+  EXPECT_NE(result.err.find("sandbox-host: refused: module rule=module-load"), std::string::npos);
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const std::string command : {"probe", "run", "modules"}) {
+    ProcessResult result = run_process({SANDBOX_HOST_EXE, command, "--help"});
+    EXPECT_EQ(result.code, 0) << command;
+    EXPECT_NE(result.out.find("--config"), std::string::npos) << command << ": " << result.out;
+  }
+  ProcessResult run_help = run_process({SANDBOX_HOST_EXE, "run", "--help"});
+  for (const char *flag : {"--name", "--network", "--socket-dir", "--tmp-dir", "--read"}) {
+    EXPECT_NE(run_help.out.find(flag), std::string::npos) << flag;
+  }
+  ProcessResult top = run_process({SANDBOX_HOST_EXE, "--help"});
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("probe"), std::string::npos);
+  ProcessResult unknown = run_process({SANDBOX_HOST_EXE, "frobnicate"});
+  EXPECT_EQ(unknown.code, 125);
+  EXPECT_NE(unknown.err.find("frobnicate"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace sandbox_host

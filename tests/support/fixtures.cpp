@@ -1,0 +1,111 @@
+#include "fixtures.hpp"
+
+#include <sandbox_host/host/audit.hpp>
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+namespace sandbox_host::test {
+namespace fs = std::filesystem;
+
+Config test_config(std::vector<std::string> backends, std::vector<std::string> priority,
+                   std::vector<std::string> ops) {
+  Config config;
+  config.module_dirs = {TEST_MODULE_DIR, BUILD_MODULE_DIR};
+  config.backends_enabled = std::move(backends);
+  config.backend_priority = std::move(priority);
+  config.ops_enabled = std::move(ops);
+  return config;
+}
+
+TempFile::TempFile(const std::string &contents, const std::string &name) {
+  std::string pattern = "/tmp/sandbox-host-test-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::system_error(errno, std::generic_category(), "mkdtemp");
+  }
+  dir_ = pattern;
+  // Readable by the unprivileged test user too.
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  path_ = dir_ / name;
+  std::ofstream(path_) << contents;
+}
+
+TempFile::~TempFile() {
+  std::error_code ignored;
+  fs::remove_all(dir_, ignored);
+}
+
+ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {
+  if (const char *old = ::getenv(name_.c_str())) previous_ = old;
+  if (value) {
+    ::setenv(name_.c_str(), value->c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (previous_) {
+    ::setenv(name_.c_str(), previous_->c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
+AuditCapture::AuditCapture() : file_("", "audit.jsonl") {
+  set_audit_sink(std::make_unique<AuditSink>(AuditFormat::json, file_.path().string()));
+}
+
+AuditCapture::~AuditCapture() { set_audit_sink(std::make_unique<AuditSink>()); }
+
+std::vector<std::map<std::string, std::string>> AuditCapture::records() const {
+  std::vector<std::map<std::string, std::string>> out;
+  std::ifstream in(file_.path());
+  for (std::string line; std::getline(in, line);) {
+    auto object = Poco::JSON::Parser().parse(line).extract<Poco::JSON::Object::Ptr>();
+    std::map<std::string, std::string> record;
+    for (const auto &name : {"component", "plugin", "rule", "attempted", "hint"}) {
+      record[name] = object->getValue<std::string>(name);
+    }
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+PluginReport parse_report(const std::string &out) {
+  PluginReport report;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    auto space = line.find(' ');
+    if (space == std::string::npos) continue;
+    std::string key = line.substr(0, space), value = line.substr(space + 1);
+    if (key == "pid") report.pid = std::stoi(value);
+    if (key == "sid") report.sid = std::stoi(value);
+    if (key == "pgid") report.pgid = std::stoi(value);
+    if (key == "uid") report.uid = static_cast<unsigned>(std::stoul(value));
+    if (key == "pdeathsig") report.pdeathsig = std::stoi(value);
+    if (key == "env") report.env.push_back(value);
+    if (key == "cwd") report.cwd = value;
+    if (key == "fd") {
+      auto second = value.find(' ');
+      report.fds[std::stoi(value.substr(0, second))] = value.substr(second + 1);
+    }
+  }
+  return report;
+}
+
+std::vector<std::string> as_nobody() {
+  return {"/usr/bin/setpriv", "--reuid=" + std::to_string(kNobody),
+          "--regid=" + std::to_string(kNobody), "--clear-groups", "--"};
+}
+
+}  // namespace sandbox_host::test

@@ -1,0 +1,74 @@
+// Shared pieces of the suite: configs over the test modules, temporary files, scoped
+// environment changes, a captured audit sink and the report plugin's output.
+#pragma once
+
+#include <sandbox_host/host/config.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandbox_host::test {
+
+// module_dirs: the test modules first, then the project's own.
+Config test_config(std::vector<std::string> backends, std::vector<std::string> priority,
+                   std::vector<std::string> ops = {});
+
+// A file with the given contents under a fresh temporary directory, both removed later.
+class TempFile {
+ public:
+  explicit TempFile(const std::string &contents, const std::string &name = "file");
+  ~TempFile();
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  const std::filesystem::path &path() const noexcept { return path_; }
+  const std::filesystem::path &dir() const noexcept { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path path_;
+};
+
+// Sets (or unsets, with nullopt) one variable and restores it on destruction.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, std::optional<std::string> value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> previous_;
+};
+
+// Points the process's audit sink at a JSON-lines file for the test's lifetime.
+class AuditCapture {
+ public:
+  AuditCapture();
+  ~AuditCapture();
+  std::vector<std::map<std::string, std::string>> records() const;
+
+ private:
+  TempFile file_;
+};
+
+// What report_plugin printed.
+struct PluginReport {
+  int pid = 0, sid = 0, pgid = 0, pdeathsig = 0;
+  unsigned uid = 0;
+  std::vector<std::string> env;
+  std::map<int, std::string> fds;  // fd -> target
+  std::string cwd;
+};
+PluginReport parse_report(const std::string &out);
+
+// The test user: nobody, for launches as an unprivileged user.
+inline constexpr unsigned kNobody = 65534;
+
+// argv prefix that runs a command as nobody:nogroup with no supplementary groups.
+std::vector<std::string> as_nobody();
+
+}  // namespace sandbox_host::test

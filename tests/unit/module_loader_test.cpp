@@ -1,0 +1,151 @@
+#include "fixtures.hpp"
+
+#include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/module.hpp>
+#include <sandbox_host/host/registry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace sandbox_host {
+namespace {
+
+const std::filesystem::path kModules = TEST_MODULE_DIR;
+
+// The error loading `file` as `kind` gives, or "" when it loads.
+std::string load_error(const std::string &file, ModuleKind kind = ModuleKind::backend) {
+  try {
+    LoadedModule module(kModules / file, kind);
+  } catch (const ModuleError &e) {
+    EXPECT_EQ(e.file(), kModules / file);
+    return e.what();
+  }
+  return "";
+}
+
+std::string module_prefix(const std::string &file) {
+  return "module " + (kModules / file).string() + ": ";
+}
+
+TEST(ModuleLoader, LoadsAGoodModule) {
+  LoadedModule module(kModules / "backend_alpha.so", ModuleKind::backend);
+  EXPECT_EQ(module.name(), "alpha");
+  EXPECT_EQ(module.version(), "0.0.1");
+  EXPECT_EQ(module.summary(), "probe test backend");
+  EXPECT_EQ(module.abi(), kHostAbi);
+  EXPECT_NE(module.instance(), nullptr);
+}
+
+TEST(ModuleLoader, RefusesAnotherAbiMajor) {
+  EXPECT_EQ(load_error("backend_abimajor.so"),
+            module_prefix("backend_abimajor.so") +
+                "built for module ABI 2.0, this host speaks 1.0 (the major version must match)");
+}
+
+TEST(ModuleLoader, RefusesANewerAbiMinor) {
+  EXPECT_EQ(load_error("backend_abiminor.so"),
+            module_prefix("backend_abiminor.so") +
+                "built for module ABI 1.1, newer than this host's 1.0; upgrade sandbox-host or "
+                "rebuild the module against SDK 1.0");
+}
+
+TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
+  EXPECT_EQ(load_error("backend_noentry.so"),
+            module_prefix("backend_noentry.so") +
+                "no entry symbol sandbox_host_module_v1_<minor <= 0>; not a sandbox-host module, "
+                "or built without a SANDBOX_HOST_*_MODULE registration");
+}
+
+TEST(ModuleLoader, RefusesAFileThatIsNotElf) {
+  EXPECT_EQ(load_error("backend_notelf.so"),
+            module_prefix("backend_notelf.so") + "not an ELF shared object: 20 bytes, shorter "
+                                                 "than an ELF header");
+  test::TempFile long_text(std::string(200, 'x'), "backend_text.so");
+  try {
+    LoadedModule module(long_text.path(), ModuleKind::backend);
+    FAIL() << "a text file loaded";
+  } catch (const ModuleError &e) {
+    EXPECT_STREQ(e.what(), ("module " + long_text.path().string() +
+                            ": not an ELF shared object: no ELF magic at its start")
+                               .c_str());
+  }
+}
+
+TEST(ModuleLoader, RefusesATruncatedModule) {
+  std::string error = load_error("backend_truncated.so");
+  EXPECT_EQ(error.rfind(module_prefix("backend_truncated.so") +
+                            "truncated ELF file: its section headers end at byte ",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find(" of 8192"), std::string::npos) << error;
+}
+
+TEST(ModuleLoader, RefusesAModuleWhoseInitFails) {
+  EXPECT_EQ(load_error("backend_initfails.so"),
+            module_prefix("backend_initfails.so") + "init failed: cannot open /dev/frobnicator");
+}
+
+TEST(ModuleLoader, RefusesAModuleOfAnotherKind) {
+  EXPECT_EQ(load_error("backend_wrongkind.so"),
+            module_prefix("backend_wrongkind.so") + "is a broker-op module, expected a backend module");
+}
+
+TEST(ModuleLoader, RefusesAModuleWhoseNameIsNotItsFilesName) {
+  EXPECT_EQ(load_error("op_misnamed.so", ModuleKind::broker_op),
+            module_prefix("op_misnamed.so") +
+                "registers the name \"ping\", so its file must be op_ping.so");
+}
+
+TEST(ModuleLoader, RefusesADirectory) {
+  EXPECT_EQ(load_error(".", ModuleKind::backend), module_prefix(".") + "not a regular file");
+}
+
+// A directory full of bad modules: each is refused with its reason and audited, the good ones
+// load, and the host keeps working with them.
+TEST(Registry, BadModulesAreRefusedAndTheHostKeepsWorking) {
+  test::AuditCapture audit;
+  test::ScopedEnv alpha("TEST_BACKEND_ALPHA", "1");
+  test::ScopedEnv forced(std::string(kEnvBackend), std::nullopt);
+  Host host(test::test_config({"abimajor", "abiminor", "noentry", "notelf", "truncated",
+                               "initfails", "wrongkind", "absent", "alpha"},
+                              {"abimajor", "truncated", "absent", "alpha"}, {"ping"}));
+
+  auto failures = host.registry().failures();
+  ASSERT_EQ(failures.size(), 8u);
+  for (const auto &failure : failures) {
+    EXPECT_EQ(failure.kind, ModuleKind::backend);
+    EXPECT_NE(failure.error.find("backend_" + failure.name + ".so"), std::string::npos)
+        << failure.error;
+  }
+  EXPECT_NE(host.registry().failure(ModuleKind::backend, "absent").find("not found in the module "
+                                                                        "directories ("),
+            std::string::npos);
+  // Every refusal but the missing file is audited.
+  auto records = audit.records();
+  EXPECT_EQ(records.size(), 7u);
+  for (const auto &record : records) {
+    EXPECT_EQ(record.at("component"), "module");
+    EXPECT_EQ(record.at("rule"), "module-load");
+  }
+
+  ASSERT_NE(host.registry().find(ModuleKind::backend, "alpha"), nullptr);
+  ASSERT_NE(host.registry().find(ModuleKind::broker_op, "ping"), nullptr);
+  EXPECT_EQ(host.probe().mode, "alpha");
+}
+
+TEST(Registry, ModulesOutliveTheRegistryWhileInUse) {
+  std::shared_ptr<const LoadedModule> kept;
+  {
+    Registry registry({TEST_MODULE_DIR});
+    kept = registry.load(ModuleKind::backend, "alpha");
+  }
+  // The library is still mapped: calling into the module works.
+  test::ScopedEnv alpha("TEST_BACKEND_ALPHA", "1");
+  EXPECT_TRUE(BackendModule(kept).probe().available);
+}
+
+}  // namespace
+}  // namespace sandbox_host
