@@ -33,8 +33,11 @@ std::string with_hint(const BackendStatus &status) {
 
 }  // namespace
 
-Host::Host(Config config) : config_(std::move(config)), registry_(config_.module_dirs) {
-  registry_.load_enabled(config_);
+Host::Host(Config config)
+    : config_(std::move(config)),
+      audit_(make_audit_sink(config_.audit_format, config_.audit_path)),
+      registry_(config_.module_dirs) {
+  registry_.load_enabled(config_, *audit_);
 }
 
 BackendStatus Host::status_of(const std::string &name) const {
@@ -113,7 +116,7 @@ std::string Host::probed_mode_for(const std::string &plugin_name) {
   try {
     return probe().mode;
   } catch (const ProbeError &e) {
-    audit_sink().record({"probe", plugin_name, forced_backend() ? "forced-backend" : "no-backend",
+    audit_->record({"probe", plugin_name, forced_backend() ? "forced-backend" : "no-backend",
                          std::string("launch: ") + e.what(),
                          "run `sandbox-host probe` for every backend's reason"});
     throw;
@@ -127,7 +130,7 @@ std::string Host::mode_for(const std::string &plugin_name) {
   if (plugin.sandbox == kModeOff) return plugin.sandbox;
   BackendStatus status = status_of(plugin.sandbox);
   if (!status.available) {
-    audit_sink().record({"probe", plugin_name, "configured-backend",
+    audit_->record({"probe", plugin_name, "configured-backend",
                          "run under backend " + plugin.sandbox + ": " + with_hint(status),
                          "the config names this backend for the plugin; it never falls through"});
     throw ProbeError("plugin \"" + plugin_name + "\": sandbox = \"" + plugin.sandbox +
@@ -152,7 +155,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
   try {
     check_spec(spec);
   } catch (const SpecError &e) {
-    audit_sink().record({"spec", spec.plugin_name, "spec-" + e.field(), e.what(),
+    audit_->record({"spec", spec.plugin_name, "spec-" + e.field(), e.what(),
                          "paths in a Spec must be absolute and symlink-resolved"});
     throw;
   }

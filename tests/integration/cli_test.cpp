@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 namespace sandbox_host {
 namespace {
 
@@ -122,6 +124,41 @@ TEST(Cli, EveryCommandHasHelp) {
   ProcessResult unknown = run_process({SANDBOX_HOST_EXE, "frobnicate"});
   EXPECT_EQ(unknown.code, 125);
   EXPECT_NE(unknown.err.find("frobnicate"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace sandbox_host
+
+namespace sandbox_host {
+namespace {
+
+TEST(Audit, RefusalsGoWhereTheConfigSays) {
+  TempFile audit("", "audit.jsonl");
+  TempFile config("[backends]\nenabled = [\"off\"]\n[audit]\nformat = \"json\"\npath = \"" +
+                      audit.path().string() + "\"\n",
+                  "config.toml");
+  ProcessResult result = run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(),
+                                      "--name", "report", "--", REPORT_PLUGIN, "report"});
+  EXPECT_EQ(result.code, 125);
+  // Not on stderr as text, but in the file as one JSON object.
+  EXPECT_EQ(result.err.find("sandbox-host: refused:"), std::string::npos) << result.err;
+  std::ifstream in(audit.path());
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  auto record = Poco::JSON::Parser().parse(line).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(record->getValue<std::string>("component"), "probe");
+  EXPECT_EQ(record->getValue<std::string>("plugin"), "report");
+  EXPECT_EQ(record->getValue<std::string>("rule"), "no-backend");
+  EXPECT_FALSE(std::getline(in, line));
+}
+
+TEST(Audit, ARefusedConfigIsRecorded) {
+  TempFile config("[backends]\nenabled = [\"off\"]\nfrobnicate = 1\n", "config.toml");
+  ProcessResult result = run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()});
+  EXPECT_EQ(result.code, 125);
+  EXPECT_EQ(result.err, "sandbox-host: refused: config rule=config-file: " + config.path().string() +
+                            ":3: backends.frobnicate: unknown key; allowed: enabled, priority (hint: "
+                            "fix the file; `sandbox-host probe --config FILE` checks it)\n");
 }
 
 }  // namespace

@@ -95,10 +95,14 @@ TEST(OffBackend, RootLaunchSeesOnlyBaseEnvNoHostDescriptorAndItsOwnSession) {
 
 TEST(OffBackend, UnprivilegedLaunchSeesTheSame) {
   TempFile config(kOffConfig, "config.toml");
+  test::UnprivilegedInstall install;
   LeakyDescriptor leak;
   std::vector<std::string> argv = test::as_nobody();
-  auto run = run_argv(config, {"report"});
-  argv.insert(argv.end(), run.begin(), run.end());
+  for (std::string arg : {install.sandbox_host(), std::string("run"), std::string("--config"),
+                          config.path().string(), std::string("--name"), std::string("report"),
+                          std::string("--"), install.report_plugin(), std::string("report")}) {
+    argv.push_back(arg);
+  }
   ProcessResult result = run_process(argv, test::with_env(hostile_host_env()));
   expect_confined_process_state(result, test::kNobody);
   EXPECT_EQ(result.err, "");

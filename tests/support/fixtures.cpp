@@ -61,11 +61,13 @@ ScopedEnv::~ScopedEnv() {
   }
 }
 
-AuditCapture::AuditCapture() : file_("", "audit.jsonl") {
-  set_audit_sink(std::make_unique<AuditSink>(AuditFormat::json, file_.path().string()));
-}
+AuditCapture::AuditCapture() : file_("", "audit.jsonl") {}
 
-AuditCapture::~AuditCapture() { set_audit_sink(std::make_unique<AuditSink>()); }
+Config AuditCapture::apply(Config config) const {
+  config.audit_format = AuditFormat::json;
+  config.audit_path = file_.path().string();
+  return config;
+}
 
 std::vector<std::map<std::string, std::string>> AuditCapture::records() const {
   std::vector<std::map<std::string, std::string>> out;
@@ -101,6 +103,22 @@ PluginReport parse_report(const std::string &out) {
     }
   }
   return report;
+}
+
+UnprivilegedInstall::UnprivilegedInstall() : dir_("", "unused") {
+  const fs::path modules = dir_.dir() / SANDBOX_HOST_MODULE_SUBDIR;
+  fs::create_directories(dir_.dir() / "bin");
+  fs::create_directories(modules);
+  fs::copy_file(SANDBOX_HOST_EXE, dir_.dir() / "bin/sandbox-host");
+  fs::copy_file(REPORT_PLUGIN, dir_.dir() / "bin/report_plugin");
+  for (const auto &entry : fs::directory_iterator(BUILD_MODULE_DIR)) {
+    fs::copy_file(entry.path(), modules / entry.path().filename());
+  }
+  for (const auto &entry : fs::recursive_directory_iterator(dir_.dir())) {
+    fs::permissions(entry.path(), fs::perms::owner_all | fs::perms::group_read |
+                                      fs::perms::group_exec | fs::perms::others_read |
+                                      fs::perms::others_exec);
+  }
 }
 
 std::vector<std::string> as_nobody() {

@@ -44,11 +44,11 @@ class ScopedEnv {
   std::optional<std::string> previous_;
 };
 
-// Points the process's audit sink at a JSON-lines file for the test's lifetime.
+// A JSON-lines audit file for the test's lifetime; apply() points a config at it.
 class AuditCapture {
  public:
   AuditCapture();
-  ~AuditCapture();
+  Config apply(Config config) const;
   std::vector<std::map<std::string, std::string>> records() const;
 
  private:
@@ -67,6 +67,18 @@ PluginReport parse_report(const std::string &out);
 
 // The test user: nobody, for launches as an unprivileged user.
 inline constexpr unsigned kNobody = 65534;
+
+// sandbox-host, its modules and the report plugin copied where the test user can run them:
+// the build tree may sit under a directory only root can enter (CI clones anywhere).
+class UnprivilegedInstall {
+ public:
+  UnprivilegedInstall();
+  std::string sandbox_host() const { return (dir_.dir() / "bin/sandbox-host").string(); }
+  std::string report_plugin() const { return (dir_.dir() / "bin/report_plugin").string(); }
+
+ private:
+  TempFile dir_;
+};
 
 // argv prefix that runs a command as nobody:nogroup with no supplementary groups.
 std::vector<std::string> as_nobody();

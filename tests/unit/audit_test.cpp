@@ -36,7 +36,7 @@ TEST(Audit, JsonIsOneObjectPerLineForMachines) {
 
 TEST(Audit, ARefusedSpecIsRecorded) {
   test::AuditCapture audit;
-  Host host(test::test_config({"off"}, {}));
+  Host host(audit.apply(test::test_config({"off"}, {})));
   sandboxtest::TempSpec t("git", REPORT_PLUGIN);
   t.spec.binary_path = "bin/git";
   EXPECT_THROW(host.command(t.spec, "off"), SpecError);

@@ -140,3 +140,30 @@ TEST(Config, AnExplicitPathMustExist) {
 
 }  // namespace
 }  // namespace sandbox_host
+
+namespace sandbox_host {
+namespace {
+
+TEST(Config, UnwrittenPriorityKeepsOnlyEnabledBackends) {
+  test::TempFile file("[backends]\nenabled = [\"landlock\", \"off\", \"namespaces\"]\n",
+                      "config.toml");
+  EXPECT_EQ(load_config(file.path()).backend_priority,
+            (std::vector<std::string>{"namespaces", "landlock"}));
+  test::TempFile only_off("[backends]\nenabled = [\"off\"]\n", "config.toml");
+  EXPECT_TRUE(load_config(only_off.path()).backend_priority.empty());
+}
+
+TEST(Config, AnEmptyAuditPathIsRefused) {
+  test::TempFile file("[audit]\npath = \"\"\n", "config.toml");
+  try {
+    load_config(file.path());
+    FAIL() << "an empty audit path loaded";
+  } catch (const ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()), file.path().string() +
+                                         ":2: audit.path: \"\" is neither \"stderr\" nor an "
+                                         "absolute path");
+  }
+}
+
+}  // namespace
+}  // namespace sandbox_host

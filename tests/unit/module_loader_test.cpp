@@ -38,6 +38,17 @@ TEST(ModuleLoader, LoadsAGoodModule) {
   EXPECT_NE(module.instance(), nullptr);
 }
 
+TEST(ModuleLoader, LoadsAModuleWrittenInC) {
+  LoadedModule module(kModules / "backend_cbackend.so", ModuleKind::backend);
+  EXPECT_EQ(module.name(), "cbackend");
+  EXPECT_EQ(module.version(), "1.2.3");
+  ProbeReport report = BackendModule(std::make_shared<LoadedModule>(kModules / "backend_cbackend.so",
+                                                                    ModuleKind::backend))
+                           .probe();
+  EXPECT_TRUE(report.available);
+  EXPECT_EQ(report.warning, "written in C");
+}
+
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
   EXPECT_EQ(load_error("backend_abimajor.so"),
             module_prefix("backend_abimajor.so") +
@@ -109,9 +120,11 @@ TEST(Registry, BadModulesAreRefusedAndTheHostKeepsWorking) {
   test::AuditCapture audit;
   test::ScopedEnv alpha("TEST_BACKEND_ALPHA", "1");
   test::ScopedEnv forced(std::string(kEnvBackend), std::nullopt);
-  Host host(test::test_config({"abimajor", "abiminor", "noentry", "notelf", "truncated",
-                               "initfails", "wrongkind", "absent", "alpha"},
-                              {"abimajor", "truncated", "absent", "alpha"}, {"ping"}));
+  Host host(audit.apply(test::test_config({"abimajor", "abiminor", "noentry", "notelf",
+                                           "truncated", "initfails", "wrongkind", "absent",
+                                           "alpha"},
+                                          {"abimajor", "truncated", "absent", "alpha"},
+                                          {"ping"})));
 
   auto failures = host.registry().failures();
   ASSERT_EQ(failures.size(), 8u);

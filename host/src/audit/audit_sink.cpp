@@ -25,9 +25,6 @@ void write_all(int fd, const std::string &line) {
   }
 }
 
-std::mutex global_mutex;
-std::unique_ptr<AuditSink> global_sink;
-
 }  // namespace
 
 std::string format_text(const AuditRecord &r) {
@@ -74,15 +71,9 @@ void AuditSink::record(const AuditRecord &record) {
   write_all(fd_, line);
 }
 
-AuditSink &audit_sink() {
-  std::lock_guard lock(global_mutex);
-  if (!global_sink) global_sink = std::make_unique<AuditSink>();
-  return *global_sink;
-}
-
-void set_audit_sink(std::unique_ptr<AuditSink> sink) {
-  std::lock_guard lock(global_mutex);
-  global_sink = std::move(sink);
+std::unique_ptr<AuditSink> make_audit_sink(AuditFormat format, const std::string &path) {
+  if (path == "stderr") return std::make_unique<AuditSink>(format);
+  return std::make_unique<AuditSink>(format, path);
 }
 
 }  // namespace sandbox_host

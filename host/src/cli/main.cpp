@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/stage1.hpp>
 
 #include <algorithm>
@@ -33,6 +35,12 @@ int main(int argc, char **argv) {
     if (!command.app->parsed()) continue;
     try {
       return command.run();
+    } catch (const sandbox_host::ConfigError &e) {
+      // No config, so no configured sink: the refusal goes to stderr as text.
+      sandbox_host::AuditSink(sandbox_host::AuditFormat::text)
+          .record({"config", "", "config-file", e.what(),
+                   "fix the file; `sandbox-host probe --config FILE` checks it"});
+      return cli::kHostFailure;
     } catch (const std::exception &e) {
       std::cerr << "sandbox-host " << command.app->get_name() << ": " << e.what() << "\n";
       return cli::kHostFailure;

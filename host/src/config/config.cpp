@@ -159,7 +159,8 @@ void read_audit(const Reader &r, const toml::table &t, Config &config) {
       }
     } else if (name == "path") {
       config.audit_path = r.string(node, "audit.path", "\"stderr\" or an absolute path");
-      if (config.audit_path != "stderr" && config.audit_path.front() != '/') {
+      if (config.audit_path != "stderr" &&
+          (config.audit_path.empty() || config.audit_path.front() != '/')) {
         r.fail(node.source(), "audit.path",
                "\"" + config.audit_path + "\" is neither \"stderr\" nor an absolute path");
       }
@@ -252,6 +253,7 @@ Config load_config(const fs::path &path) {
 
   Config config = default_config();
   config.source = file;
+  bool priority_written = false;
   for (auto &&[key, node] : root) {
     std::string name(key.str());
     if (name == "module_dirs") {
@@ -259,6 +261,7 @@ Config load_config(const fs::path &path) {
       config.module_dirs.assign(dirs.begin(), dirs.end());
     } else if (name == "backends") {
       read_backends(r, r.table(node, name), config);
+      priority_written = r.table(node, name).contains("priority");
     } else if (name == "ops") {
       for (auto &&[op_key, op_node] : r.table(node, name)) {
         if (op_key.str() != "enabled") r.unknown(op_key, "ops." + std::string(op_key.str()), "enabled");
@@ -275,6 +278,13 @@ Config load_config(const fs::path &path) {
     } else {
       r.unknown(key, name, "module_dirs, backends, ops, audit, plugins");
     }
+  }
+  if (!priority_written) {
+    // The default order, of the backends this file enables.
+    std::erase_if(config.backend_priority, [&](const std::string &name) {
+      return std::find(config.backends_enabled.begin(), config.backends_enabled.end(), name) ==
+             config.backends_enabled.end();
+    });
   }
   cross_check(r, root, config);
   return config;

@@ -37,17 +37,17 @@ std::string kind_text(uint32_t kind) {
 
 }  // namespace
 
-LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind)
-    : file_(file), kind_(kind), abi_(check_module_file(file)) {
-  const std::string symbol = SANDBOX_HOST_ENTRY_PREFIX + std::to_string(abi_.major) + "_" +
-                             std::to_string(abi_.minor);
+LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind) : file_(file), kind_(kind) {
+  const EntrySymbol entry = check_module_file(file);
+  abi_ = entry.abi;
+  const std::string &symbol = entry.name;
   try {
     library_.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception &e) {
     throw ModuleError(file, std::string("cannot load: ") + e.what());
   }
-  auto entry = library_.get_alias<const sh_module_descriptor *()>(symbol);
-  descriptor_ = entry();
+  using Entry = const sh_module_descriptor *();
+  descriptor_ = entry.alias ? library_.get_alias<Entry>(symbol)() : library_.get<Entry>(symbol)();
 
   const auto *d = descriptor_;
   if (d == nullptr || d->struct_size < sizeof(sh_module_descriptor)) {

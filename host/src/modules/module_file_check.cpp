@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <optional>
@@ -80,20 +81,24 @@ std::optional<AbiVersion> parse_entry_symbol(std::string_view symbol) {
 
 }  // namespace
 
-AbiVersion check_module_file(const fs::path &file) {
+EntrySymbol check_module_file(const fs::path &file) {
   check_elf_header(file);
 
-  std::vector<std::string> symbols;
+  std::vector<std::string> aliases, exported;
   try {
     boost::dll::library_info info(file, true);
-    symbols = info.symbols("boostdll");
+    aliases = info.symbols("boostdll");
+    exported = info.symbols();
   } catch (const std::exception &e) {
     throw ModuleError(file, std::string("cannot read its ELF symbols: ") + e.what());
   }
 
-  std::vector<AbiVersion> found;
-  for (const auto &symbol : symbols) {
-    if (auto v = parse_entry_symbol(symbol)) found.push_back(*v);
+  std::vector<EntrySymbol> found;
+  for (const auto &symbol : exported) {
+    if (auto v = parse_entry_symbol(symbol)) {
+      bool alias = std::find(aliases.begin(), aliases.end(), symbol) != aliases.end();
+      found.push_back({symbol, *v, alias});
+    }
   }
   const std::string expected = SANDBOX_HOST_ENTRY_PREFIX + std::to_string(kHostAbi.major) +
                                "_<minor <= " + std::to_string(kHostAbi.minor) + ">";
@@ -103,10 +108,10 @@ AbiVersion check_module_file(const fs::path &file) {
                                 "SANDBOX_HOST_*_MODULE registration");
   }
   if (found.size() > 1) {
-    throw ModuleError(file, "several entry symbols (" + version_text(found[0]) + ", " +
-                                version_text(found[1]) + "); a module registers once");
+    throw ModuleError(file, "several entry symbols (" + found[0].name + ", " + found[1].name +
+                                "); a module registers once");
   }
-  const AbiVersion v = found.front();
+  const AbiVersion v = found.front().abi;
   if (v.major != kHostAbi.major) {
     throw ModuleError(file, "built for module ABI " + version_text(v) + ", this host speaks " +
                                 version_text(kHostAbi) + " (the major version must match)");
@@ -117,7 +122,7 @@ AbiVersion check_module_file(const fs::path &file) {
                                 "; upgrade sandbox-host or rebuild the module against SDK " +
                                 version_text(kHostAbi));
   }
-  return v;
+  return found.front();
 }
 
 }  // namespace sandbox_host

@@ -32,7 +32,7 @@ std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::s
   return loaded_.emplace(key, std::move(module)).first->second;
 }
 
-void Registry::load_enabled(const Config &config) {
+void Registry::load_enabled(const Config &config, AuditSink &audit) {
   auto load_all = [&](ModuleKind kind, const std::vector<std::string> &names) {
     for (const auto &name : names) {
       try {
@@ -45,7 +45,7 @@ void Registry::load_enabled(const Config &config) {
           std::lock_guard lock(mutex_);
           failures_[{kind, name}] = e.what();
         }
-        audit_sink().record({"module", "", "module-load",
+        audit.record({"module", "", "module-load",
                              "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
                              "see `sandbox-host modules`; disable it in the config if unused"});
       }

@@ -10,6 +10,9 @@
  *   table entries; readers check struct_size before touching an appended field.
  * - The entry symbol's name carries the ABI version (sandbox_host_module_v<major>_<minor>),
  *   so the host can read it from the ELF symbol table before it runs any of the module's code.
+ *   It is either the Boost.DLL alias the SDK's C++ macros export (a pointer in the ELF
+ *   section "boostdll") or, for a module written in C, a plain exported function of type
+ *   sh_module_entry with that name.
  */
 #ifndef SANDBOX_HOST_ABI_H
 #define SANDBOX_HOST_ABI_H

@@ -3,6 +3,7 @@
 // turn every exception into an error message, so nothing but C crosses the boundary.
 //
 //   class MyOp final : public sandbox_host::BrokerOp {
+//    public:
 //     void handle(const sandbox_host::Request &, const sandbox_host::Requester &,
 //                 sandbox_host::Reply &reply) override { reply.out("pong"); }
 //   };
@@ -54,6 +55,7 @@ class CommandBuilder {
 
 class Backend {
  public:
+  using Interface = Backend;
   virtual ~Backend() = default;
   virtual ProbeReport probe() = 0;
   virtual void build_command(const Spec &spec, CommandBuilder &command) = 0;
@@ -92,6 +94,7 @@ class Reply {
 
 class BrokerOp {
  public:
+  using Interface = BrokerOp;
   virtual ~BrokerOp() = default;
   // Throwing refuses the request with the exception's message.
   virtual void handle(const Request &request, const Requester &requester, Reply &reply) = 0;
@@ -120,16 +123,18 @@ int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexc
       if (raw != nullptr && raw->struct_size >= sizeof(sh_host_info)) {
         info = {raw->abi_major, raw->abi_minor, std::string(to_view(raw->host_version))};
       }
-      *instance = new T(info);
+      *instance = static_cast<typename T::Interface *>(new T(info));
     } else {
-      *instance = new T();
+      *instance = static_cast<typename T::Interface *>(new T());
     }
   });
 }
 
+// An instance crosses the boundary as a pointer to its interface (Backend or BrokerOp), so
+// the adapters call the interface's public virtuals whatever access the class gives them.
 template <class T>
 void destroy(void *instance) noexcept {
-  delete static_cast<T *>(instance);
+  delete static_cast<typename T::Interface *>(instance);
 }
 
 template <class T>
@@ -140,7 +145,7 @@ struct BackendAdapter {
   static int32_t probe(void *instance, sh_probe_report *out) noexcept {
     if (out == nullptr || out->struct_size < sizeof(sh_probe_report)) return SH_ERROR;
     return guarded(&out->reason, [&] {
-      ProbeReport report = static_cast<T *>(instance)->probe();
+      ProbeReport report = static_cast<Backend *>(instance)->probe();
       out->available = report.available ? 1 : 0;
       out->landlock_abi = report.landlock_abi;
       write(&out->reason, report.reason);
@@ -152,11 +157,11 @@ struct BackendAdapter {
                                sh_writer *error) noexcept {
     return guarded(error, [&] {
       CommandBuilder command(*out);
-      static_cast<T *>(instance)->build_command(from_abi(*spec), command);
+      static_cast<Backend *>(instance)->build_command(from_abi(*spec), command);
     });
   }
   static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) noexcept {
-    return guarded(error, [&] { static_cast<T *>(instance)->stage1(from_abi(*spec)); });
+    return guarded(error, [&] { static_cast<Backend *>(instance)->stage1(from_abi(*spec)); });
   }
   static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command,
                                           &stage1};
@@ -178,7 +183,7 @@ struct BrokerOpAdapter {
       Requester requester{who->pid, who->pidfd, who->uid, std::string(to_view(who->cwd)),
                           who->sandboxed != 0};
       Reply out(*reply);
-      static_cast<T *>(instance)->handle(request, requester, out);
+      static_cast<BrokerOp *>(instance)->handle(request, requester, out);
     });
   }
   static inline const sh_broker_op_v1 table{sizeof(sh_broker_op_v1), &handle};

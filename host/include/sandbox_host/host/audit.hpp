@@ -42,8 +42,7 @@ class AuditSink {
 std::string format_text(const AuditRecord &record);
 std::string format_json(const AuditRecord &record);
 
-// The process's sink; stderr text until set_audit_sink() replaces it.
-AuditSink &audit_sink();
-void set_audit_sink(std::unique_ptr<AuditSink> sink);
+// The sink a config asks for: audit.path "stderr" or a file, in audit.format.
+std::unique_ptr<AuditSink> make_audit_sink(AuditFormat format, const std::string &path);
 
 }  // namespace sandbox_host

@@ -22,6 +22,8 @@ class Host {
   explicit Host(Config config);
 
   const Config &config() const noexcept { return config_; }
+  // Where every refusal of this host goes (the config's [audit]).
+  AuditSink &audit() const noexcept { return *audit_; }
   const Registry &registry() const noexcept { return registry_; }
 
   // Every enabled backend, probed now (sandbox-host probe).
@@ -47,6 +49,7 @@ class Host {
   Availability probe_uncached(const std::optional<std::string> &forced) const;
 
   Config config_;
+  std::unique_ptr<AuditSink> audit_;
   Registry registry_;
   std::mutex probe_mutex_;
   std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;

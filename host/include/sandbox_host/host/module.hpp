@@ -41,10 +41,18 @@ struct AbiVersion {
 
 inline constexpr AbiVersion kHostAbi{SANDBOX_HOST_ABI_MAJOR, SANDBOX_HOST_ABI_MINOR};
 
-// Reads the module's entry symbol from its ELF file without loading it and returns the ABI
-// version the symbol's name carries. Throws ModuleError for a file that is not an ELF
-// shared object, is truncated, has no or several entry symbols, or speaks another ABI.
-AbiVersion check_module_file(const std::filesystem::path &file);
+// A module's entry: a Boost.DLL alias (what the SDK's macros export), or a plain exported
+// C function of the same name (a module written in C).
+struct EntrySymbol {
+  std::string name;
+  AbiVersion abi;
+  bool alias = false;
+};
+
+// Reads the module's entry symbol from its ELF file without loading it; the ABI version is
+// in the symbol's name. Throws ModuleError for a file that is not an ELF shared object, is
+// truncated, has no or several entry symbols, or speaks another ABI.
+EntrySymbol check_module_file(const std::filesystem::path &file);
 
 class LoadedModule {
  public:

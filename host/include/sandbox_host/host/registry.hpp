@@ -1,6 +1,7 @@
 // The modules the config enables, found in the module directories and loaded once.
 #pragma once
 
+#include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/module.hpp>
 
@@ -25,7 +26,7 @@ class Registry {
 
   // Loads every module the config enables; a module that fails is recorded in failures()
   // and audited, and the others load on.
-  void load_enabled(const Config &config);
+  void load_enabled(const Config &config, AuditSink &audit);
 
   // The loaded module, or nullptr with the reason in failure(kind, name).
   std::shared_ptr<const LoadedModule> find(ModuleKind kind, const std::string &name) const;
