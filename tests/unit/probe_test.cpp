@@ -53,7 +53,7 @@ TEST_F(Probe, NothingAvailableIsAnErrorWithEveryReasonAndNeverOff) {
   EXPECT_EQ(error.rfind("no sandbox backend works on this host (alpha: TEST_BACKEND_ALPHA is not 1 "
                         "(hint: export TEST_BACKEND_ALPHA=1); beta: TEST_BACKEND_BETA is not 1 "
                         "(hint: export TEST_BACKEND_BETA=1); absent: module backend_absent.so: "
-                        "not found in the module directories (",
+                        "not installed (module directories: ",
                         0),
             0u)
       << error;

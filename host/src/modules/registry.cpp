@@ -15,9 +15,9 @@ fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
     if (fs::exists(candidate, ec)) return candidate;
     searched += (searched.empty() ? "" : ", ") + dir.string();
   }
-  throw ModuleNotFound(file, "not found in the module directories (" +
-                              (searched.empty() ? std::string("none configured") : searched) +
-                              ")");
+  throw ModuleNotFound(file, "not installed (module directories: " +
+                                (searched.empty() ? std::string("none configured") : searched) +
+                                ")");
 }
 
 std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::string &name) {

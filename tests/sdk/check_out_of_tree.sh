@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Checks that a third party can build a module against the installed SDK alone and that
+# the host loads it, and that a gateway builds and runs its tests against the installed
+# core library:
+#   1. installs the main project's build tree into <scratch>/prefix;
+#   2. checks no installed SDK header (include/sandbox_host/ without host/) includes a
+#      sandbox_host/host/ header, and every <sandbox_host/...> an installed header
+#      includes is installed;
+#   3. configures and builds examples/hello-op against that prefix only;
+#   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it,
+#      and checks `sandbox-host modules --json` reports it loaded (kind op, name hello,
+#      ABI 1.0) and nothing failed;
+#   5. configures and builds examples/gateway-test against that prefix only
+#      (find_package(SandboxHost), find_package(GTest)), runs it with
+#      SANDBOX_HOST_TEST_MODULE_DIR=<scratch>/modules and checks that its off-backend test
+#      passed and its probing test was skipped with the probe's reason.
+#
+# usage: check_out_of_tree.sh <source-dir> <build-dir> <sandbox-host-executable> <scratch-dir>
+#
+# <scratch-dir> is wiped at the start of every run. Needs cmake (or $CMAKE), a C++
+# compiler, GoogleTest's CMake package and python3; runs as root or as any user who can
+# read the build tree.
+set -euo pipefail
+
+fail() {
+  echo "check_out_of_tree: FAIL: $*" >&2
+  exit 1
+}
+
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 <source-dir> <build-dir> <sandbox-host-executable> <scratch-dir>" >&2
+  exit 2
+fi
+
+absolute() { # an absolute path for $1, which need not exist yet
+  case "$1" in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s/%s\n' "$PWD" "$1" ;;
+  esac
+}
+
+source_dir=$(absolute "$1")
+build_dir=$(absolute "$2")
+host_exe=$(absolute "$3")
+scratch=$(absolute "$4")
+cmake_bin=${CMAKE:-cmake}
+
+for example in hello-op gateway-test; do
+  [[ -f "$source_dir/examples/$example/CMakeLists.txt" ]] ||
+    fail "$source_dir is not the sandbox-host source tree (no examples/$example/CMakeLists.txt)"
+done
+[[ -f "$build_dir/cmake_install.cmake" ]] ||
+  fail "$build_dir is not a configured build tree of sandbox-host (no cmake_install.cmake)"
+[[ -x "$host_exe" ]] || fail "$host_exe is not an executable"
+command -v "$cmake_bin" >/dev/null || fail "cmake not found (set CMAKE=/path/to/cmake)"
+command -v python3 >/dev/null || fail "python3 not found; it parses sandbox-host's JSON"
+
+# Wipe the scratch directory, but never something that looks like a mistake.
+case "$scratch" in
+  / | /tmp | /tmp/ | "${HOME:-/}" | "${HOME:-/}/" | "$source_dir" | "$build_dir")
+    fail "refusing to wipe $scratch as the scratch directory" ;;
+esac
+rm -rf -- "$scratch"
+mkdir -p -- "$scratch"
+
+prefix="$scratch/prefix"
+hello_build="$scratch/hello-build"
+gateway_build="$scratch/gateway-build"
+modules="$scratch/modules"
+config="$scratch/config.toml"
+logs="$scratch/logs"
+mkdir -p -- "$logs" "$modules"
+
+# Runs a step with its output in $logs/<name>.log, shown when the step fails.
+step() {
+  local name=$1
+  shift
+  echo "check_out_of_tree: $name"
+  if ! "$@" >"$logs/$name.log" 2>&1; then
+    tail -n 40 "$logs/$name.log" >&2 || true
+    fail "$name failed: $* (full log: $logs/$name.log)"
+  fi
+}
+
+# 1. Install into the scratch prefix. `cmake --install` also writes install_manifest.txt
+# into the build tree; when another user owns that tree, run a copy of its install script
+# that writes the manifest into the scratch directory instead.
+if [[ -w "$build_dir" ]]; then
+  step install "$cmake_bin" --install "$build_dir" --prefix "$prefix"
+else
+  python3 - "$build_dir/cmake_install.cmake" "$scratch/cmake_install.cmake" "$build_dir" "$scratch" <<'EOF'
+import sys
+source, target, build_dir, scratch = sys.argv[1:]
+text = open(source).read()
+manifest = 'file(WRITE "' + build_dir + '/${CMAKE_INSTALL_MANIFEST}"'
+if manifest not in text:
+    sys.exit(f"check_out_of_tree: FAIL: {build_dir} is not writable and its install script "
+             "does not write the manifest the way this script expects; run as its owner")
+open(target, "w").write(text.replace(manifest, 'file(WRITE "' + scratch + '/${CMAKE_INSTALL_MANIFEST}"'))
+EOF
+  step install "$cmake_bin" -DCMAKE_INSTALL_PREFIX="$prefix" -P "$scratch/cmake_install.cmake"
+fi
+
+# 2. The installed SDK headers stand alone: the SDK is everything under
+# include/sandbox_host/ except host/, which holds the core library's headers (package
+# SandboxHost), and no SDK header includes one of those.
+include_dir="$prefix/include"
+[[ -f "$include_dir/sandbox_host/module.hpp" ]] ||
+  fail "the install put no SDK headers in $include_dir/sandbox_host"
+[[ -f "$include_dir/sandbox_host/host/host.hpp" ]] ||
+  fail "the install put no core library headers in $include_dir/sandbox_host/host"
+find "$include_dir/sandbox_host" -path "$include_dir/sandbox_host/host" -prune -o \
+  -type f -print >"$logs/sdk-headers.txt"
+[[ -s "$logs/sdk-headers.txt" ]] || fail "no SDK headers installed under $include_dir/sandbox_host"
+: >"$logs/host-includes.txt"
+while IFS= read -r header; do
+  grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]sandbox_host/host/' "$header" \
+    >>"$logs/host-includes.txt" || true
+done <"$logs/sdk-headers.txt"
+if [[ -s "$logs/host-includes.txt" ]]; then
+  cat "$logs/host-includes.txt" >&2
+  fail "installed SDK headers include host/ headers (above); the SDK must need nothing from host/"
+fi
+# Every <sandbox_host/...> an installed header (SDK or core) includes is installed too.
+missing=0
+while IFS= read -r included; do
+  if [[ ! -f "$include_dir/$included" ]]; then
+    echo "check_out_of_tree: an installed header includes <$included>, which is not installed" >&2
+    missing=1
+  fi
+done < <(grep -rhoE '#[[:space:]]*include[[:space:]]*[<"]sandbox_host/[^>"]+' "$include_dir" |
+           sed -E 's/.*[<"]//' | sort -u)
+[[ $missing -eq 0 ]] || fail "the installed headers are incomplete"
+
+# 3. Build the example against the installed prefix and nothing else.
+step configure "$cmake_bin" -S "$source_dir/examples/hello-op" -B "$hello_build" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$hello_build/CMakeCache.txt")
+case "$sdk_dir" in
+  "$prefix"/*) ;;
+  *) fail "examples/hello-op found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
+esac
+step build "$cmake_bin" --build "$hello_build"
+built=$(find "$hello_build" -name op_hello.so -type f -print -quit)
+[[ -n "$built" ]] || fail "building examples/hello-op produced no op_hello.so under $hello_build"
+
+# 4. The host loads it. backend_off.so comes from the same install, since the config
+# enables the off backend and module_dirs names only the scratch module directory.
+cp -- "$built" "$modules/op_hello.so"
+off=$(find "$prefix" -name backend_off.so -type f -print -quit)
+[[ -n "$off" ]] || fail "the install put no backend_off.so under $prefix"
+cp -- "$off" "$modules/backend_off.so"
+
+cat >"$config" <<EOF
+module_dirs = ["$modules"]
+
+[backends]
+enabled = ["off"]
+priority = []
+
+[ops]
+enabled = ["hello"]
+EOF
+
+echo "check_out_of_tree: sandbox-host modules --json --config $config"
+if ! "$host_exe" modules --json --config "$config" >"$scratch/modules.json" 2>"$logs/modules.err"; then
+  cat "$logs/modules.err" >&2
+  fail "sandbox-host modules --json --config $config exited non-zero"
+fi
+
+python3 - "$scratch/modules.json" "$modules" <<'EOF'
+import json, sys
+
+path, modules_dir = sys.argv[1], sys.argv[2]
+try:
+    with open(path) as f:
+        report = json.load(f)
+except ValueError as e:
+    sys.exit(f"check_out_of_tree: FAIL: sandbox-host printed no valid JSON ({e}); see {path}")
+
+problems = []
+failed = report.get("failed")
+if failed != []:
+    problems.append(f"'failed' is not empty: {json.dumps(failed)}")
+loaded = report.get("loaded") or []
+hello = [m for m in loaded if m.get("kind") == "op" and m.get("name") == "hello"]
+if len(hello) != 1:
+    problems.append(f"no loaded module of kind 'op' and name 'hello' in {json.dumps(loaded)}")
+else:
+    m = hello[0]
+    if m.get("abi") != "1.0":
+        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.0'")
+    if m.get("file") != f"{modules_dir}/op_hello.so":
+        problems.append(f"op hello was loaded from {m.get('file')!r}, not {modules_dir}/op_hello.so")
+if problems:
+    sys.exit("check_out_of_tree: FAIL: " + "; ".join(problems) + f" (report: {path})")
+EOF
+
+# 5. A gateway's test, built against the installed SandboxHost package and GoogleTest.
+step gateway-configure "$cmake_bin" -S "$source_dir/examples/gateway-test" -B "$gateway_build" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+for package in SandboxHost SandboxHostSDK; do
+  package_dir=$(sed -n "s/^${package}_DIR:PATH=//p" "$gateway_build/CMakeCache.txt")
+  case "$package_dir" in
+    "$prefix"/*) ;;
+    *) fail "examples/gateway-test found $package at '$package_dir', not in the installed prefix $prefix" ;;
+  esac
+done
+step gateway-build "$cmake_bin" --build "$gateway_build"
+gateway_test="$gateway_build/gateway_test"
+[[ -x "$gateway_test" ]] || fail "building examples/gateway-test produced no $gateway_test"
+
+echo "check_out_of_tree: SANDBOX_HOST_TEST_MODULE_DIR=$modules $gateway_test --gtest_brief=0"
+gateway_log="$logs/gateway-test.log"
+# No forced backend: the probing test must see this host as it is.
+if ! env -u CLAWPATROL_SANDBOX_BACKEND SANDBOX_HOST_TEST_MODULE_DIR="$modules" \
+     "$gateway_test" --gtest_brief=0 >"$gateway_log" 2>&1; then
+  tail -n 40 "$gateway_log" >&2 || true
+  fail "$gateway_test exited non-zero (full log: $gateway_log)"
+fi
+
+python3 - "$gateway_log" <<'EOF'
+import re, sys
+
+path = sys.argv[1]
+probing = "Gateway.RunsTrueInTheBestSandbox"
+off = "Gateway.RunsTrueUnsandboxedWhenTheConfigSaysOff"
+reason = "no sandbox backend here:"
+log = open(path, errors="replace").read()
+
+# Each test's output, from its "[ RUN      ]" line to its result line.
+results = {}
+for m in re.finditer(r"^\[ RUN      \] (\S+)\n(.*?)^\[ *(OK|SKIPPED|FAILED) *\] \1\b",
+                     log, re.S | re.M):
+    results[m.group(1)] = (m.group(3), m.group(2))
+
+problems = []
+if off not in results:
+    problems.append(f"{off} did not run")
+elif results[off][0] != "OK":
+    problems.append(f"{off} {results[off][0]}, expected OK")
+if probing not in results:
+    problems.append(f"{probing} did not run")
+else:
+    result, output = results[probing]
+    if result == "OK":
+        problems.append(f"{probing} ran and passed: a sandbox backend works under this host's "
+                        "default config, so the skip path was not exercised")
+    elif result != "SKIPPED":
+        problems.append(f"{probing} {result}, expected SKIPPED")
+    elif reason not in output:
+        problems.append(f"{probing} was skipped without the probe's reason ('{reason} ...')")
+if problems:
+    sys.exit("check_out_of_tree: FAIL: " + "; ".join(problems) + f" (log: {path})")
+skip = next(line for line in results[probing][1].splitlines() if reason in line)
+print(f"check_out_of_tree: {off} passed; {probing} skipped: {skip.strip()}")
+EOF
+
+echo "check_out_of_tree: PASS: op_hello.so built against $prefix alone and loaded by $host_exe;" \
+  "gateway_test built against $prefix alone and ran"
