@@ -15,7 +15,9 @@ extern char **environ;
 
 namespace {
 
-const char *verdict(const char *path) { return ::access(path, R_OK) == 0 ? "readable" : "denied"; }
+const char *verdict(const char *path) {
+  return ::access(path, R_OK) == 0 ? "readable" : "denied";
+}
 
 }  // namespace
 

@@ -40,8 +40,7 @@ TEST(Gateway, RunsTrueUnsandboxedWhenTheConfigSaysOff) {
   config.backend_priority = {};
   config.plugins["true"].sandbox = "off";
   sandbox_host::Host host(config);
-  ASSERT_TRUE(host.registry().failures().empty())
-      << host.registry().failures().front().error;
+  ASSERT_TRUE(host.registry().failures().empty()) << host.registry().failures().front().error;
 
   sandbox_host::sandboxtest::TempSpec t("true", "/bin/true");
   sandbox_host::Child child = sandbox_host::spawn(host.command(t.spec, host.mode_for("true")));

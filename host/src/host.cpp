@@ -78,7 +78,8 @@ Availability Host::probe_uncached(const std::optional<std::string> &forced) cons
     }
     BackendStatus status = status_of(*forced);
     if (!status.available) {
-      throw ProbeError(std::string(kEnvBackend) + "=" + *forced + ": the forced backend does "
+      throw ProbeError(std::string(kEnvBackend) + "=" + *forced +
+                       ": the forced backend does "
                        "not work here, and a forced backend never falls through: " +
                        with_hint(status));
     }
@@ -117,8 +118,8 @@ std::string Host::probed_mode_for(const std::string &plugin_name) {
     return probe().mode;
   } catch (const ProbeError &e) {
     audit_->record({"probe", plugin_name, forced_backend() ? "forced-backend" : "no-backend",
-                         std::string("launch: ") + e.what(),
-                         "run `sandbox-host probe` for every backend's reason"});
+                    std::string("launch: ") + e.what(),
+                    "run `sandbox-host probe` for every backend's reason"});
     throw;
   }
 }
@@ -131,11 +132,11 @@ std::string Host::mode_for(const std::string &plugin_name) {
   BackendStatus status = status_of(plugin.sandbox);
   if (!status.available) {
     audit_->record({"probe", plugin_name, "configured-backend",
-                         "run under backend " + plugin.sandbox + ": " + with_hint(status),
-                         "the config names this backend for the plugin; it never falls through"});
-    throw ProbeError("plugin \"" + plugin_name + "\": sandbox = \"" + plugin.sandbox +
-                     "\" in " + config_.source + ", but that backend does not work here: " +
-                     with_hint(status));
+                    "run under backend " + plugin.sandbox + ": " + with_hint(status),
+                    "the config names this backend for the plugin; it never falls through"});
+    throw ProbeError("plugin \"" + plugin_name + "\": sandbox = \"" + plugin.sandbox + "\" in " +
+                     config_.source +
+                     ", but that backend does not work here: " + with_hint(status));
   }
   return plugin.sandbox;
 }
@@ -156,7 +157,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
     check_spec(spec);
   } catch (const SpecError &e) {
     audit_->record({"spec", spec.plugin_name, "spec-" + e.field(), e.what(),
-                         "paths in a Spec must be absolute and symlink-resolved"});
+                    "paths in a Spec must be absolute and symlink-resolved"});
     throw;
   }
   const BackendModule backend = this->backend(mode);
@@ -188,7 +189,9 @@ Host &default_host() {
   return host;
 }
 
-Availability probe() { return default_host().probe(); }
+Availability probe() {
+  return default_host().probe();
+}
 
 LaunchCommand command(const Spec &spec, const std::string &mode) {
   return default_host().command(spec, mode);

@@ -154,11 +154,13 @@ TEST(Audit, RefusalsGoWhereTheConfigSays) {
 
 TEST(Audit, ARefusedConfigIsRecorded) {
   TempFile config("[backends]\nenabled = [\"off\"]\nfrobnicate = 1\n", "config.toml");
-  ProcessResult result = run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()});
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()});
   EXPECT_EQ(result.code, 125);
-  EXPECT_EQ(result.err, "sandbox-host: refused: config rule=config-file: " + config.path().string() +
-                            ":3: backends.frobnicate: unknown key; allowed: enabled, priority (hint: "
-                            "fix the file; `sandbox-host probe --config FILE` checks it)\n");
+  EXPECT_EQ(result.err,
+            "sandbox-host: refused: config rule=config-file: " + config.path().string() +
+                ":3: backends.frobnicate: unknown key; allowed: enabled, priority (hint: "
+                "fix the file; `sandbox-host probe --config FILE` checks it)\n");
 }
 
 }  // namespace

@@ -30,14 +30,14 @@ const std::string kOffConfig = "[plugins.report]\nsandbox = \"off\"\n";
 
 // The host's environment holds secrets and control variables; none may reach the plugin.
 std::vector<std::string> hostile_host_env() {
-  return {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
-          "CLAWPATROL_GATEWAY_TOKEN=ghp_0123456789", "AWS_SECRET_ACCESS_KEY=secret",
+  return {"PATH=/usr/sbin:/usr/bin:/sbin:/bin",         "HOME=/root",
+          "CLAWPATROL_GATEWAY_TOKEN=ghp_0123456789",    "AWS_SECRET_ACCESS_KEY=secret",
           "SSH_AUTH_SOCK=/run/user/0/ssh-agent.socket", "LD_LIBRARY_PATH=/opt/gateway/lib"};
 }
 
 std::vector<std::string> run_argv(const TempFile &config, std::vector<std::string> plugin) {
-  std::vector<std::string> argv{SANDBOX_HOST_EXE, "run", "--config", config.path().string(),
-                                "--name", "report", "--", REPORT_PLUGIN};
+  std::vector<std::string> argv{SANDBOX_HOST_EXE, "run",    "--config", config.path().string(),
+                                "--name",         "report", "--",       REPORT_PLUGIN};
   argv.insert(argv.end(), plugin.begin(), plugin.end());
   return argv;
 }
@@ -87,7 +87,8 @@ TEST(OffBackend, RootLaunchSeesOnlyBaseEnvNoHostDescriptorAndItsOwnSession) {
   TempFile config(kOffConfig, "config.toml");
   LeakyDescriptor leak;
   ASSERT_GE(leak.fd(), 3);
-  ProcessResult result = run_process(run_argv(config, {"report"}), test::with_env(hostile_host_env()));
+  ProcessResult result =
+      run_process(run_argv(config, {"report"}), test::with_env(hostile_host_env()));
   expect_confined_process_state(result, 0);
   // stdout is the plugin's alone: its first line is the plugin's first line.
   EXPECT_EQ(result.out.rfind("pid ", 0), 0u);
@@ -114,8 +115,7 @@ TEST(OffBackend, ExitStatusPassesThrough) {
   EXPECT_EQ(run_process(run_argv(config, {"report", "0"})).code, 0);
   // Killed by a signal: 128 + the signal, as a shell reports it.
   // SIGUSR1's default action ends the process, and no sanitizer runtime catches it.
-  EXPECT_EQ(run_process(run_argv(config, {"signal", std::to_string(SIGUSR1)})).code,
-            128 + SIGUSR1);
+  EXPECT_EQ(run_process(run_argv(config, {"signal", std::to_string(SIGUSR1)})).code, 128 + SIGUSR1);
 }
 
 TEST(OffBackend, TerminationSignalsReachThePlugin) {
@@ -154,15 +154,16 @@ TEST(OffBackend, GivenDirectoriesAndReadPathsAreUsedAndKept) {
   TempFile dirs("", "unused");
   std::filesystem::create_directory(dirs.dir() / "sock");
   std::filesystem::create_directory(dirs.dir() / "scratch");
-  ProcessResult result = run_process(
-      {SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--name", "report",
-       "--socket-dir", (dirs.dir() / "sock").string(), "--tmp-dir", (dirs.dir() / "scratch").string(),
-       "--read", "/usr/share", "--network", "outbound", "--", REPORT_PLUGIN, "report"});
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--name", "report",
+                   "--socket-dir", (dirs.dir() / "sock").string(), "--tmp-dir",
+                   (dirs.dir() / "scratch").string(), "--read", "/usr/share", "--network",
+                   "outbound", "--", REPORT_PLUGIN, "report"});
   ASSERT_EQ(result.code, 0) << result.err;
   auto report = test::parse_report(result.out);
-  EXPECT_NE(std::find(report.env.begin(), report.env.end(),
-                      "HOME=" + (dirs.dir() / "scratch").string()),
-            report.env.end());
+  EXPECT_NE(
+      std::find(report.env.begin(), report.env.end(), "HOME=" + (dirs.dir() / "scratch").string()),
+      report.env.end());
   EXPECT_TRUE(std::filesystem::is_directory(dirs.dir() / "sock"));
   EXPECT_TRUE(std::filesystem::is_directory(dirs.dir() / "scratch"));
 }
@@ -170,10 +171,12 @@ TEST(OffBackend, GivenDirectoriesAndReadPathsAreUsedAndKept) {
 TEST(OffBackend, OffIsNeverUsedUnlessWritten) {
   // off is enabled and works, the plugin's table does not say sandbox = "off", and nothing
   // else works: the launch is refused.
-  TempFile config("[backends]\nenabled = [\"off\"]\npriority = []\n[plugins.report]\n"
-                  "network = \"none\"\n",
-                  "config.toml");
-  ProcessResult result = run_process(run_argv(config, {"report"}), test::with_env(hostile_host_env()));
+  TempFile config(
+      "[backends]\nenabled = [\"off\"]\npriority = []\n[plugins.report]\n"
+      "network = \"none\"\n",
+      "config.toml");
+  ProcessResult result =
+      run_process(run_argv(config, {"report"}), test::with_env(hostile_host_env()));
   EXPECT_EQ(result.code, 125);
   EXPECT_EQ(result.out, "");
   EXPECT_NE(result.err.find("sandbox-host run: no sandbox backend works on this host "
@@ -187,16 +190,16 @@ TEST(OffBackend, OffIsNeverUsedUnlessWritten) {
 
 TEST(OffBackend, BadInputGetsANamedErrorAndExit125) {
   TempFile config(kOffConfig, "config.toml");
-  ProcessResult bad_network = run_process({SANDBOX_HOST_EXE, "run", "--config",
-                                           config.path().string(), "--network", "lan", "--",
-                                           REPORT_PLUGIN});
+  ProcessResult bad_network =
+      run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--network", "lan",
+                   "--", REPORT_PLUGIN});
   EXPECT_EQ(bad_network.code, 125);
   EXPECT_NE(bad_network.err.find("--network lan: not a network; allowed: none, outbound"),
             std::string::npos)
       << bad_network.err;
 
-  ProcessResult missing = run_process({SANDBOX_HOST_EXE, "run", "--config",
-                                       config.path().string(), "--", "/nonexistent/plugin"});
+  ProcessResult missing = run_process(
+      {SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--", "/nonexistent/plugin"});
   EXPECT_EQ(missing.code, 125);
   EXPECT_NE(missing.err.find("plugin binary /nonexistent/plugin: No such file or directory"),
             std::string::npos)
@@ -205,8 +208,7 @@ TEST(OffBackend, BadInputGetsANamedErrorAndExit125) {
   TempFile broken("[plugins.report]\nsandbox = off\n", "config.toml");
   ProcessResult bad_config = run_process(run_argv(broken, {"report"}));
   EXPECT_EQ(bad_config.code, 125);
-  EXPECT_NE(bad_config.err.find(broken.path().string() + ":2: not valid TOML: "),
-            std::string::npos)
+  EXPECT_NE(bad_config.err.find(broken.path().string() + ":2: not valid TOML: "), std::string::npos)
       << bad_config.err;
 }
 

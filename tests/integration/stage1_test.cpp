@@ -20,7 +20,9 @@ using test::ProcessResult;
 using test::run_process;
 using test::TempFile;
 
-std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+std::string self_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe").string();
+}
 
 // This test binary started as a stage-1 child with the given control variables.
 ProcessResult stage1_child(std::vector<std::string> control) {
@@ -34,8 +36,12 @@ void expect_one_line_87(const ProcessResult &result, const std::string &line) {
   EXPECT_EQ(result.err, std::string(kStage1ErrorPrefix) + line + "\n");
 }
 
-std::string stage1_var(const std::string &value) { return std::string(kEnvStage1) + "=" + value; }
-std::string spec_var(const std::string &value) { return std::string(kEnvSpec) + "=" + value; }
+std::string stage1_var(const std::string &value) {
+  return std::string(kEnvStage1) + "=" + value;
+}
+std::string spec_var(const std::string &value) {
+  return std::string(kEnvSpec) + "=" + value;
+}
 
 TEST(Stage1, AMissingSpecFailsInOneLine) {
   expect_one_line_87(stage1_child({stage1_var("reexec")}),
@@ -59,8 +65,8 @@ TEST(Stage1, AMissingBackendModuleFailsInOneLine) {
 
 TEST(Stage1, TheSpecMustBeForTheNamedBackend) {
   sandboxtest::TempSpec t("report", REPORT_PLUGIN);
-  std::string spec = encode_stage1_payload(
-      {"other", std::string(TEST_MODULE_DIR) + "/backend_reexec.so", t.spec});
+  std::string spec =
+      encode_stage1_payload({"other", std::string(TEST_MODULE_DIR) + "/backend_reexec.so", t.spec});
   expect_one_line_87(stage1_child({stage1_var("reexec"), spec_var(spec)}),
                      "spec: written for backend \"other\", but CLAWPATROL_SANDBOX_STAGE1 names "
                      "\"reexec\"");
@@ -90,16 +96,16 @@ TEST(Stage1, CommandReexecsThisBinaryWithTheSpec) {
 
 std::string reexec_config() {
   return "module_dirs = [\"" + std::string(TEST_MODULE_DIR) + "\", \"" +
-         std::string(BUILD_MODULE_DIR) + "\"]\n[backends]\nenabled = [\"reexec\"]\n"
+         std::string(BUILD_MODULE_DIR) +
+         "\"]\n[backends]\nenabled = [\"reexec\"]\n"
          "priority = [\"reexec\"]\n";
 }
 
 TEST(Stage1, TheChildStripsItsControlVariablesBeforeThePluginRuns) {
   TempFile config(reexec_config(), "config.toml");
-  ProcessResult result =
-      run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--", REPORT_PLUGIN,
-                   "report"},
-                  test::with_env({"PATH=/usr/bin:/bin", "CLAWPATROL_GATEWAY_TOKEN=ghp_0123456789"}));
+  ProcessResult result = run_process(
+      {SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--", REPORT_PLUGIN, "report"},
+      test::with_env({"PATH=/usr/bin:/bin", "CLAWPATROL_GATEWAY_TOKEN=ghp_0123456789"}));
   ASSERT_EQ(result.code, 0) << result.err;
   auto report = test::parse_report(result.out);
   ASSERT_EQ(report.env.size(), 5u) << result.out;

@@ -13,7 +13,9 @@ static int32_t create(const sh_host_info *host, void **instance, sh_writer *erro
   return SH_OK;
 }
 
-static void destroy(void *instance) { (void)instance; }
+static void destroy(void *instance) {
+  (void)instance;
+}
 
 static int32_t probe(void *instance, sh_probe_report *out) {
   static const char kWarning[] = "written in C";
@@ -43,9 +45,15 @@ static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) {
 static const sh_backend_v1 kTable = {sizeof(sh_backend_v1), probe, build_command, stage1};
 
 __attribute__((visibility("default"))) const sh_module_descriptor *sandbox_host_module_v1_0(void) {
-  static const sh_module_descriptor descriptor = {
-      sizeof(sh_module_descriptor), SANDBOX_HOST_ABI_MAJOR, SANDBOX_HOST_ABI_MINOR,
-      SH_KIND_BACKEND, {"cbackend", 8}, {"1.2.3", 5}, {"a backend in C", 14},
-      create, destroy, &kTable};
+  static const sh_module_descriptor descriptor = {sizeof(sh_module_descriptor),
+                                                  SANDBOX_HOST_ABI_MAJOR,
+                                                  SANDBOX_HOST_ABI_MINOR,
+                                                  SH_KIND_BACKEND,
+                                                  {"cbackend", 8},
+                                                  {"1.2.3", 5},
+                                                  {"a backend in C", 14},
+                                                  create,
+                                                  destroy,
+                                                  &kTable};
   return &descriptor;
 }

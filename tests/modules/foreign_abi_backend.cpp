@@ -17,8 +17,12 @@ int32_t probe(void *, sh_probe_report *out) noexcept {
   out->available = 1;
   return SH_OK;
 }
-int32_t build(void *, const sh_spec *, sh_command_builder *, sh_writer *) noexcept { return SH_ERROR; }
-int32_t stage1(void *, const sh_spec *, sh_writer *) noexcept { return SH_ERROR; }
+int32_t build(void *, const sh_spec *, sh_command_builder *, sh_writer *) noexcept {
+  return SH_ERROR;
+}
+int32_t stage1(void *, const sh_spec *, sh_writer *) noexcept {
+  return SH_ERROR;
+}
 
 const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build, &stage1};
 

@@ -1,2 +1,4 @@
 // A shared object with no sandbox-host entry symbol: some other library in a module dir.
-extern "C" __attribute__((visibility("default"))) int not_a_module() { return 42; }
+extern "C" __attribute__((visibility("default"))) int not_a_module() {
+  return 42;
+}

@@ -21,7 +21,8 @@ class ProbeBackend final : public sandbox_host::Backend {
     report.warning = "probe call " + std::to_string(calls_);
     return report;
   }
-  void build_command(const sandbox_host::Spec &spec, sandbox_host::CommandBuilder &command) override {
+  void build_command(const sandbox_host::Spec &spec,
+                     sandbox_host::CommandBuilder &command) override {
     command.program(spec.binary_path);
     for (const auto &arg : spec.args) command.arg(arg);
   }

@@ -11,8 +11,8 @@
 namespace sandbox_host::test {
 
 struct ProcessResult {
-  int code = -1;    // exit code, when it exited
-  int signal = 0;   // terminating signal, when killed
+  int code = -1;   // exit code, when it exited
+  int signal = 0;  // terminating signal, when killed
   bool timed_out = false;
   std::string out;
   std::string err;
@@ -36,8 +36,7 @@ ProcessResult run_process(const std::vector<std::string> &argv, const ProcessOpt
 // A running command whose stdout is read line by line; killed and reaped on destruction.
 class RunningProcess {
  public:
-  explicit RunningProcess(const std::vector<std::string> &argv,
-                          const ProcessOptions &options = {});
+  explicit RunningProcess(const std::vector<std::string> &argv, const ProcessOptions &options = {});
   ~RunningProcess();
   RunningProcess(const RunningProcess &) = delete;
   RunningProcess &operator=(const RunningProcess &) = delete;

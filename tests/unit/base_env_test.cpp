@@ -13,9 +13,9 @@ TEST(BaseEnv, IsTheWholeEnvironmentAndTakesNothingFromTheHost) {
   test::ScopedEnv path("PATH", "/opt/host/bin");
   Spec spec;
   spec.tmp_dir = "/run/plugin/tmp";
-  EXPECT_EQ(base_env(spec), (std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin",
-                                                      "LANG=C.UTF-8", "HOME=/run/plugin/tmp",
-                                                      "TMPDIR=/run/plugin/tmp"}));
+  EXPECT_EQ(base_env(spec),
+            (std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+                                      "HOME=/run/plugin/tmp", "TMPDIR=/run/plugin/tmp"}));
 }
 
 }  // namespace

@@ -42,8 +42,8 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
   LoadedModule module(kModules / "backend_cbackend.so", ModuleKind::backend);
   EXPECT_EQ(module.name(), "cbackend");
   EXPECT_EQ(module.version(), "1.2.3");
-  ProbeReport report = BackendModule(std::make_shared<LoadedModule>(kModules / "backend_cbackend.so",
-                                                                    ModuleKind::backend))
+  ProbeReport report = BackendModule(std::make_shared<LoadedModule>(
+                                         kModules / "backend_cbackend.so", ModuleKind::backend))
                            .probe();
   EXPECT_TRUE(report.available);
   EXPECT_EQ(report.warning, "written in C");
@@ -70,8 +70,8 @@ TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
 }
 
 TEST(ModuleLoader, RefusesAFileThatIsNotElf) {
-  EXPECT_EQ(load_error("backend_notelf.so"),
-            module_prefix("backend_notelf.so") + "not an ELF shared object: 20 bytes, shorter "
+  EXPECT_EQ(load_error("backend_notelf.so"), module_prefix("backend_notelf.so") +
+                                                 "not an ELF shared object: 20 bytes, shorter "
                                                  "than an ELF header");
   test::TempFile long_text(std::string(200, 'x'), "backend_text.so");
   try {
@@ -100,8 +100,9 @@ TEST(ModuleLoader, RefusesAModuleWhoseInitFails) {
 }
 
 TEST(ModuleLoader, RefusesAModuleOfAnotherKind) {
-  EXPECT_EQ(load_error("backend_wrongkind.so"),
-            module_prefix("backend_wrongkind.so") + "is a broker-op module, expected a backend module");
+  EXPECT_EQ(
+      load_error("backend_wrongkind.so"),
+      module_prefix("backend_wrongkind.so") + "is a broker-op module, expected a backend module");
 }
 
 TEST(ModuleLoader, RefusesAModuleWhoseNameIsNotItsFilesName) {
@@ -120,11 +121,9 @@ TEST(Registry, BadModulesAreRefusedAndTheHostKeepsWorking) {
   test::AuditCapture audit;
   test::ScopedEnv alpha("TEST_BACKEND_ALPHA", "1");
   test::ScopedEnv forced(std::string(kEnvBackend), std::nullopt);
-  Host host(audit.apply(test::test_config({"abimajor", "abiminor", "noentry", "notelf",
-                                           "truncated", "initfails", "wrongkind", "absent",
-                                           "alpha"},
-                                          {"abimajor", "truncated", "absent", "alpha"},
-                                          {"ping"})));
+  Host host(audit.apply(test::test_config({"abimajor", "abiminor", "noentry", "notelf", "truncated",
+                                           "initfails", "wrongkind", "absent", "alpha"},
+                                          {"abimajor", "truncated", "absent", "alpha"}, {"ping"})));
 
   auto failures = host.registry().failures();
   ASSERT_EQ(failures.size(), 8u);

@@ -62,8 +62,8 @@ TEST(SpecCheck, RefusesWrongFileTypes) {
                                   "\" is not an executable regular file");
   spec = t.spec;
   spec.socket_dir = REPORT_PLUGIN;
-  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec SocketDir: \"" +
-                                  std::string(REPORT_PLUGIN) + "\" is not a directory");
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec SocketDir: \"" + std::string(REPORT_PLUGIN) +
+                                  "\" is not a directory");
   spec = t.spec;
   spec.plugin_name = "two\nlines";
   EXPECT_EQ(spec_error(spec), "plugin \"two\nlines\": spec PluginName: contains NUL or newline");
@@ -71,8 +71,13 @@ TEST(SpecCheck, RefusesWrongFileTypes) {
 
 TEST(SpecCodec, RoundTrips) {
   Stage1Payload payload{"namespaces", "/usr/lib/sandbox-host/modules/backend_namespaces.so", {}};
-  payload.spec = {"git \"quoted\"", "/usr/bin/git", "/run/s", "/run/s/tmp", Network::outbound,
-                  {"/etc/ssl", "/usr/share/ü"}, {"--flag=1", "", "two words"}};
+  payload.spec = {"git \"quoted\"",
+                  "/usr/bin/git",
+                  "/run/s",
+                  "/run/s/tmp",
+                  Network::outbound,
+                  {"/etc/ssl", "/usr/share/ü"},
+                  {"--flag=1", "", "two words"}};
   Stage1Payload back = decode_stage1_payload(encode_stage1_payload(payload));
   EXPECT_EQ(back.backend, payload.backend);
   EXPECT_EQ(back.module_file, payload.module_file);

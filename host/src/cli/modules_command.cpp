@@ -17,7 +17,9 @@ struct ModulesOptions {
   bool json = false;
 };
 
-std::string abi_text(AbiVersion v) { return std::to_string(v.major) + "." + std::to_string(v.minor); }
+std::string abi_text(AbiVersion v) {
+  return std::to_string(v.major) + "." + std::to_string(v.minor);
+}
 
 int run_modules(const ModulesOptions &options) {
   Host host(load_config_or_defaults(options.config));
@@ -57,16 +59,17 @@ int run_modules(const ModulesOptions &options) {
   }
   std::cout << "host module ABI " << abi_text(kHostAbi) << "; module directories:";
   for (const auto &d : host.registry().module_dirs()) std::cout << " " << d.string();
-  std::cout << "\n" << std::left << std::setw(9) << "KIND" << std::setw(12) << "NAME"
-            << std::setw(10) << "VERSION" << std::setw(6) << "ABI" << "FILE\n";
+  std::cout << "\n"
+            << std::left << std::setw(9) << "KIND" << std::setw(12) << "NAME" << std::setw(10)
+            << "VERSION" << std::setw(6) << "ABI"
+            << "FILE\n";
   for (const auto &m : modules) {
-    std::cout << std::setw(9) << to_string(m->kind()) << std::setw(12) << m->name()
-              << std::setw(10) << m->version() << std::setw(6) << abi_text(m->abi())
-              << m->file().string() << "\n";
+    std::cout << std::setw(9) << to_string(m->kind()) << std::setw(12) << m->name() << std::setw(10)
+              << m->version() << std::setw(6) << abi_text(m->abi()) << m->file().string() << "\n";
   }
   for (const auto &f : failures) {
-    std::cout << std::setw(9) << to_string(f.kind) << std::setw(12) << f.name << "not loaded: "
-              << f.error << "\n";
+    std::cout << std::setw(9) << to_string(f.kind) << std::setw(12) << f.name
+              << "not loaded: " << f.error << "\n";
   }
   return 0;
 }

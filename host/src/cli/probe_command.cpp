@@ -77,8 +77,12 @@ int run_probe(const ProbeOptions &options) {
         std::cout << s.reason;
       }
       std::cout << "\n";
-      if (!s.available && !s.hint.empty()) std::cout << std::setw(25) << "" << "hint: " << s.hint << "\n";
-      if (!s.warning.empty()) std::cout << std::setw(25) << "" << "warning: " << s.warning << "\n";
+      if (!s.available && !s.hint.empty())
+        std::cout << std::setw(25) << ""
+                  << "hint: " << s.hint << "\n";
+      if (!s.warning.empty())
+        std::cout << std::setw(25) << ""
+                  << "warning: " << s.warning << "\n";
     }
     std::cout << "landlock ABI: " << landlock_abi << "\n";
     if (chosen) {
@@ -96,9 +100,9 @@ int run_probe(const ProbeOptions &options) {
 Command add_probe_command(CLI::App &app) {
   auto options = std::make_shared<ProbeOptions>();
   auto *sub = app.add_subcommand("probe", "Show which sandbox backends work on this host");
-  sub->add_option("--config", options->config, "Config file (default: " +
-                                                   std::string(kDefaultConfigPath) +
-                                                   " if present, else built-in defaults)");
+  sub->add_option("--config", options->config,
+                  "Config file (default: " + std::string(kDefaultConfigPath) +
+                      " if present, else built-in defaults)");
   sub->add_flag("--json", options->json, "Print JSON instead of text");
   return {sub, [options] { return run_probe(*options); }};
 }

@@ -162,10 +162,12 @@ Command add_run_command(CLI::App &app) {
       "through and sandbox-host exits with its status (125: sandbox-host itself failed, "
       "87: the sandbox could not be set up)");
   sub->add_option("--config", options->config, "Config file");
-  sub->add_option("--name", options->name, "Plugin name (config table and messages; "
-                                           "default: the binary's file name)");
-  sub->add_option("--network", options->network, "none or outbound (default: the config's, "
-                                                 "else none)");
+  sub->add_option("--name", options->name,
+                  "Plugin name (config table and messages; "
+                  "default: the binary's file name)");
+  sub->add_option("--network", options->network,
+                  "none or outbound (default: the config's, "
+                  "else none)");
   sub->add_option("--socket-dir", options->socket_dir,
                   "Read-write directory shared with the host at the same path (default: a "
                   "private one, removed afterwards)");

@@ -66,16 +66,16 @@ class Reader {
   std::string string(const toml::node &node, const std::string &key,
                      const std::string &allowed) const {
     if (const auto *s = node.as_string()) return s->get();
-    fail(node.source(), key, std::string("must be a string (") + allowed + "), not " +
-                                 type_name(node));
+    fail(node.source(), key,
+         std::string("must be a string (") + allowed + "), not " + type_name(node));
   }
 
   std::vector<std::string> strings(const toml::node &node, const std::string &key,
                                    const std::string &allowed) const {
     const auto *array = node.as_array();
     if (array == nullptr) {
-      fail(node.source(), key, std::string("must be an array of strings (") + allowed +
-                                   "), not " + type_name(node));
+      fail(node.source(), key,
+           std::string("must be an array of strings (") + allowed + "), not " + type_name(node));
     }
     std::vector<std::string> out;
     for (size_t i = 0; i < array->size(); ++i) {
@@ -112,13 +112,20 @@ class Reader {
  private:
   static const char *type_name(const toml::node &node) {
     switch (node.type()) {
-      case toml::node_type::table: return "a table";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a float";
-      case toml::node_type::boolean: return "a boolean";
-      default: return "a date or time";
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a float";
+      case toml::node_type::boolean:
+        return "a boolean";
+      default:
+        return "a date or time";
     }
   }
   std::string file_;
@@ -211,8 +218,7 @@ void cross_check(const Reader &r, const toml::table &root, const Config &config)
     if (!enabled(name)) {
       const auto *node = root.at_path("backends.priority").node();
       r.fail(node ? node->source() : root.source(), "backends.priority",
-             "\"" + name + "\" is not enabled; enabled backends: " +
-                 join(config.backends_enabled));
+             "\"" + name + "\" is not enabled; enabled backends: " + join(config.backends_enabled));
     }
   }
   for (const auto &[plugin, settings] : config.plugins) {
@@ -264,7 +270,8 @@ Config load_config(const fs::path &path) {
       priority_written = r.table(node, name).contains("priority");
     } else if (name == "ops") {
       for (auto &&[op_key, op_node] : r.table(node, name)) {
-        if (op_key.str() != "enabled") r.unknown(op_key, "ops." + std::string(op_key.str()), "enabled");
+        if (op_key.str() != "enabled")
+          r.unknown(op_key, "ops." + std::string(op_key.str()), "enabled");
         config.ops_enabled = r.module_names(op_node, "ops.enabled");
       }
     } else if (name == "audit") {

@@ -31,13 +31,22 @@ struct CommandCollector {
 
   static CommandCollector &of(void *ctx) { return *static_cast<CommandCollector *>(ctx); }
   static void set_program(void *ctx, sh_str path) noexcept {
-    try { of(ctx).command.program = to_view(path); } catch (...) {}
+    try {
+      of(ctx).command.program = to_view(path);
+    } catch (...) {
+    }
   }
   static void add_arg(void *ctx, sh_str arg) noexcept {
-    try { of(ctx).command.args.emplace_back(to_view(arg)); } catch (...) {}
+    try {
+      of(ctx).command.args.emplace_back(to_view(arg));
+    } catch (...) {
+    }
   }
   static void set_env(void *ctx, sh_str name, sh_str value) noexcept {
-    try { of(ctx).command.env.emplace_back(to_view(name), to_view(value)); } catch (...) {}
+    try {
+      of(ctx).command.env.emplace_back(to_view(name), to_view(value));
+    } catch (...) {
+    }
   }
   static void reexec_stage1(void *ctx) noexcept { of(ctx).command.reexec_stage1 = true; }
 };
@@ -46,9 +55,9 @@ struct CommandCollector {
 
 BackendCommand BackendModule::build_command(const Spec &spec) const {
   CommandCollector collector;
-  sh_command_builder raw{sizeof(sh_command_builder), &collector, &CommandCollector::set_program,
-                         &CommandCollector::add_arg, &CommandCollector::set_env,
-                         &CommandCollector::reexec_stage1};
+  sh_command_builder raw{sizeof(sh_command_builder),     &collector,
+                         &CommandCollector::set_program, &CommandCollector::add_arg,
+                         &CommandCollector::set_env,     &CommandCollector::reexec_stage1};
   SpecAbiView view(spec);
   StringSink error;
   if (table_->build_command(module_->instance(), view.get(), &raw, error.writer()) != SH_OK) {

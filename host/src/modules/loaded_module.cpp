@@ -29,9 +29,12 @@ constexpr size_t table_size(ModuleKind kind) {
 
 std::string kind_text(uint32_t kind) {
   switch (kind) {
-    case SH_KIND_BACKEND: return "backend";
-    case SH_KIND_BROKER_OP: return "broker-op";
-    default: return "unknown kind " + std::to_string(kind);
+    case SH_KIND_BACKEND:
+      return "backend";
+    case SH_KIND_BROKER_OP:
+      return "broker-op";
+    default:
+      return "unknown kind " + std::to_string(kind);
   }
 }
 
@@ -81,8 +84,8 @@ LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind) : file_(file),
   StringSink error;
   if (d->create(&host, &instance_, error.writer()) != SH_OK || instance_ == nullptr) {
     instance_ = nullptr;
-    throw ModuleError(file, "init failed: " +
-                                (error.text().empty() ? std::string("no reason given") : error.text()));
+    throw ModuleError(file, "init failed: " + (error.text().empty() ? std::string("no reason given")
+                                                                    : error.text()));
   }
 }
 

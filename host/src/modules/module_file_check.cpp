@@ -49,8 +49,8 @@ void check_elf_header(const fs::path &file) {
                                 std::to_string(kHostMachine) + ")");
   }
   if (header.e_type != ET_DYN) {
-    throw ModuleError(file, "ELF file is not a shared object (e_type " +
-                                std::to_string(header.e_type) + ")");
+    throw ModuleError(
+        file, "ELF file is not a shared object (e_type " + std::to_string(header.e_type) + ")");
   }
   const auto section_table_end =
       header.e_shoff + static_cast<uint64_t>(header.e_shnum) * header.e_shentsize;

@@ -16,8 +16,8 @@ fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
     searched += (searched.empty() ? "" : ", ") + dir.string();
   }
   throw ModuleNotFound(file, "not installed (module directories: " +
-                                (searched.empty() ? std::string("none configured") : searched) +
-                                ")");
+                                 (searched.empty() ? std::string("none configured") : searched) +
+                                 ")");
 }
 
 std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::string &name) {
@@ -46,8 +46,8 @@ void Registry::load_enabled(const Config &config, AuditSink &audit) {
           failures_[{kind, name}] = e.what();
         }
         audit.record({"module", "", "module-load",
-                             "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
-                             "see `sandbox-host modules`; disable it in the config if unused"});
+                      "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
+                      "see `sandbox-host modules`; disable it in the config if unused"});
       }
     }
   };
@@ -55,8 +55,7 @@ void Registry::load_enabled(const Config &config, AuditSink &audit) {
   load_all(ModuleKind::broker_op, config.ops_enabled);
 }
 
-std::shared_ptr<const LoadedModule> Registry::find(ModuleKind kind,
-                                                   const std::string &name) const {
+std::shared_ptr<const LoadedModule> Registry::find(ModuleKind kind, const std::string &name) const {
   std::lock_guard lock(mutex_);
   auto it = loaded_.find({kind, name});
   return it == loaded_.end() ? nullptr : it->second;

@@ -38,8 +38,8 @@ struct ChildHardening {
     return {};
   }
 
-  bp::error_code on_exec_setup(bp::posix::default_launcher &launcher,
-                               const bp::filesystem::path &, const char *const *) {
+  bp::error_code on_exec_setup(bp::posix::default_launcher &launcher, const bp::filesystem::path &,
+                               const char *const *) {
     auto fail = [] { return bp::error_code(errno, bp::system_category()); };
     // Boost 1.81's own close_all() compares each whitelisted fd with itself, so it never
     // closes the gap between 2 and its exec-error pipe: every descriptor the host had open
@@ -86,7 +86,9 @@ Child::Child(Child &&) noexcept = default;
 Child &Child::operator=(Child &&) noexcept = default;
 Child::~Child() = default;  // bp::process kills and reaps a child that still runs
 
-pid_t Child::pid() const noexcept { return state_->process->id(); }
+pid_t Child::pid() const noexcept {
+  return state_->process->id();
+}
 
 ExitStatus Child::wait() {
   if (!state_->exit) {

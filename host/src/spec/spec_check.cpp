@@ -10,8 +10,7 @@
 namespace sandbox_host {
 
 SpecError::SpecError(const std::string &plugin, const std::string &field, const std::string &what)
-    : std::runtime_error("plugin \"" + plugin + "\": spec " + field + ": " + what),
-      field_(field) {}
+    : std::runtime_error("plugin \"" + plugin + "\": spec " + field + ": " + what), field_(field) {}
 
 namespace {
 
@@ -32,9 +31,9 @@ void check_resolved(const Spec &spec, const std::string &field, const std::strin
     throw SpecError(spec.plugin_name, field, "\"" + path + "\" does not exist or is unreadable");
   }
   if (path != resolved.get()) {
-    throw SpecError(spec.plugin_name, field,
-                    "\"" + path + "\" is not symlink-resolved (it resolves to \"" +
-                        resolved.get() + "\")");
+    throw SpecError(
+        spec.plugin_name, field,
+        "\"" + path + "\" is not symlink-resolved (it resolves to \"" + resolved.get() + "\")");
   }
 }
 

@@ -19,7 +19,8 @@ Poco::JSON::Array::Ptr to_array(const std::vector<std::string> &items) {
 std::string field(const Poco::JSON::Object &object, const std::string &name) {
   if (!object.has(name)) throw std::invalid_argument("spec: missing field \"" + name + "\"");
   auto value = object.get(name);
-  if (!value.isString()) throw std::invalid_argument("spec: field \"" + name + "\" is not a string");
+  if (!value.isString())
+    throw std::invalid_argument("spec: field \"" + name + "\" is not a string");
   return value.extract<std::string>();
 }
 

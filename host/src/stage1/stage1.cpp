@@ -33,8 +33,8 @@ std::atomic<bool> wired{false};
     fail(e.what());
   }
   if (payload.backend != backend) {
-    fail("spec: written for backend \"" + payload.backend + "\", but " +
-         std::string(kEnvStage1) + " names \"" + backend + "\"");
+    fail("spec: written for backend \"" + payload.backend + "\", but " + std::string(kEnvStage1) +
+         " names \"" + backend + "\"");
   }
   std::shared_ptr<const LoadedModule> module;
   try {
@@ -43,8 +43,8 @@ std::atomic<bool> wired{false};
     fail(std::string("load backend: ") + e.what());
   }
   if (module->name() != backend) {
-    fail("load backend: " + payload.module_file + " is backend \"" + module->name() +
-         "\", not \"" + backend + "\"");
+    fail("load backend: " + payload.module_file + " is backend \"" + module->name() + "\", not \"" +
+         backend + "\"");
   }
   fail(BackendModule(module).stage1(payload.spec));
 }
@@ -66,6 +66,8 @@ void stage1() {
   run_child(backend_name, spec_json);
 }
 
-bool stage1_wired() noexcept { return wired; }
+bool stage1_wired() noexcept {
+  return wired;
+}
 
 }  // namespace sandbox_host

@@ -163,8 +163,7 @@ struct BackendAdapter {
   static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) noexcept {
     return guarded(error, [&] { static_cast<Backend *>(instance)->stage1(from_abi(*spec)); });
   }
-  static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command,
-                                          &stage1};
+  static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command, &stage1};
 };
 
 template <class T>
@@ -175,11 +174,11 @@ struct BrokerOpAdapter {
   static int32_t handle(void *instance, const sh_request *raw, const sh_requester *who,
                         sh_reply *reply, sh_writer *error) noexcept {
     return guarded(error, [&] {
-      Request request{std::string(to_view(raw->op)),       std::string(to_view(raw->unit)),
-                      std::string(to_view(raw->slice)),    std::string(to_view(raw->max)),
-                      std::string(to_view(raw->swap)),     to_strings(raw->args),
-                      std::string(to_view(raw->wait)),     std::string(to_view(raw->resource)),
-                      std::string(to_view(raw->input)),    raw->stream != 0};
+      Request request{std::string(to_view(raw->op)),    std::string(to_view(raw->unit)),
+                      std::string(to_view(raw->slice)), std::string(to_view(raw->max)),
+                      std::string(to_view(raw->swap)),  to_strings(raw->args),
+                      std::string(to_view(raw->wait)),  std::string(to_view(raw->resource)),
+                      std::string(to_view(raw->input)), raw->stream != 0};
       Requester requester{who->pid, who->pidfd, who->uid, std::string(to_view(who->cwd)),
                           who->sandboxed != 0};
       Reply out(*reply);
@@ -208,19 +207,18 @@ sh_module_descriptor describe(std::string_view name, std::string_view version,
 }  // namespace sandbox_host
 
 // sandbox_host_module_v<major>_<minor>
-#define SANDBOX_HOST_ENTRY_SYMBOL                   \
-  BOOST_PP_CAT(sandbox_host_module_v,              \
-               BOOST_PP_CAT(SANDBOX_HOST_ABI_MAJOR, \
-                            BOOST_PP_CAT(_, SANDBOX_HOST_ABI_MINOR)))
+#define SANDBOX_HOST_ENTRY_SYMBOL     \
+  BOOST_PP_CAT(sandbox_host_module_v, \
+               BOOST_PP_CAT(SANDBOX_HOST_ABI_MAJOR, BOOST_PP_CAT(_, SANDBOX_HOST_ABI_MINOR)))
 
-#define SANDBOX_HOST_MODULE_(Adapter, Class, Name, Version, Summary)                       \
-  namespace {                                                                              \
-  const sh_module_descriptor *sandbox_host_module_entry() {                                \
-    static const sh_module_descriptor descriptor =                                         \
-        ::sandbox_host::detail::describe<Adapter, Class>(Name, Version, Summary);          \
-    return &descriptor;                                                                    \
-  }                                                                                        \
-  }                                                                                        \
+#define SANDBOX_HOST_MODULE_(Adapter, Class, Name, Version, Summary)              \
+  namespace {                                                                     \
+  const sh_module_descriptor *sandbox_host_module_entry() {                       \
+    static const sh_module_descriptor descriptor =                                \
+        ::sandbox_host::detail::describe<Adapter, Class>(Name, Version, Summary); \
+    return &descriptor;                                                           \
+  }                                                                               \
+  }                                                                               \
   BOOST_DLL_ALIAS(sandbox_host_module_entry, SANDBOX_HOST_ENTRY_SYMBOL)
 
 #define SANDBOX_HOST_BACKEND_MODULE(Class, Name, Version, Summary) \

@@ -71,19 +71,19 @@ class TempSpec {
 
 // main() of a test binary that spawns sandboxed plugins: stage1() must run first, since a
 // Linux backend re-executes this very binary to set the sandbox up.
-#define SANDBOX_HOST_TEST_MAIN()                 \
-  int main(int argc, char **argv) {              \
-    ::sandbox_host::stage1();                    \
-    ::testing::InitGoogleTest(&argc, argv);      \
-    return RUN_ALL_TESTS();                      \
+#define SANDBOX_HOST_TEST_MAIN()            \
+  int main(int argc, char **argv) {         \
+    ::sandbox_host::stage1();               \
+    ::testing::InitGoogleTest(&argc, argv); \
+    return RUN_ALL_TESTS();                 \
   }
 
 // Skips the current test, naming the probe's reason, when no backend works on this host.
-#define SANDBOX_HOST_SKIP_WITHOUT_BACKEND()                                   \
-  do {                                                                        \
-    try {                                                                     \
-      (void)::sandbox_host::probe();                                          \
-    } catch (const std::exception &sandbox_host_probe_error) {                \
+#define SANDBOX_HOST_SKIP_WITHOUT_BACKEND()                                           \
+  do {                                                                                \
+    try {                                                                             \
+      (void)::sandbox_host::probe();                                                  \
+    } catch (const std::exception &sandbox_host_probe_error) {                        \
       GTEST_SKIP() << "no sandbox backend here: " << sandbox_host_probe_error.what(); \
-    }                                                                         \
+    }                                                                                 \
   } while (0)

@@ -51,8 +51,9 @@ inline Spec from_abi(const sh_spec &raw) {
   spec.socket_dir = to_view(raw.socket_dir);
   spec.tmp_dir = to_view(raw.tmp_dir);
   auto network = parse_network(to_view(raw.network));
-  if (!network) throw std::invalid_argument("spec: unknown network \"" +
-                                            std::string(to_view(raw.network)) + "\"");
+  if (!network)
+    throw std::invalid_argument("spec: unknown network \"" + std::string(to_view(raw.network)) +
+                                "\"");
   spec.network = *network;
   spec.read_paths = to_strings(raw.read_paths);
   spec.args = to_strings(raw.args);

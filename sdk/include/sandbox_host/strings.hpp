@@ -9,7 +9,9 @@
 
 namespace sandbox_host {
 
-constexpr sh_str to_sh_str(std::string_view s) noexcept { return {s.data(), s.size()}; }
+constexpr sh_str to_sh_str(std::string_view s) noexcept {
+  return {s.data(), s.size()};
+}
 
 constexpr std::string_view to_view(sh_str s) noexcept {
   return s.data == nullptr ? std::string_view{} : std::string_view{s.data, s.size};

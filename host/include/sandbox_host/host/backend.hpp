@@ -1,8 +1,8 @@
 // A backend module seen through its C function table.
 #pragma once
 
-#include <sandbox_host/spec.hpp>
 #include <sandbox_host/host/module.hpp>
+#include <sandbox_host/spec.hpp>
 
 #include <map>
 #include <memory>

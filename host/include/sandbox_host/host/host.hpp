@@ -1,11 +1,11 @@
 // The core: config, modules, probe and launch commands, for one host process.
 #pragma once
 
-#include <sandbox_host/spec.hpp>
 #include <sandbox_host/host/backend.hpp>
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/probe.hpp>
 #include <sandbox_host/host/registry.hpp>
+#include <sandbox_host/spec.hpp>
 
 #include <map>
 #include <mutex>
