@@ -118,12 +118,18 @@ TEST(OffBackend, ExitStatusPassesThrough) {
   EXPECT_EQ(run_process(run_argv(config, {"signal", std::to_string(SIGUSR1)})).code, 128 + SIGUSR1);
 }
 
+// The pid of the plugin that `run` launched, from its "ready <pid>" line; 0 if none came.
+pid_t ready_plugin(test::RunningProcess &run) {
+  auto ready = run.read_line(std::chrono::seconds(10));
+  EXPECT_TRUE(ready && ready->starts_with("ready ")) << ready.value_or("<nothing>");
+  return ready && ready->starts_with("ready ") ? std::stoi(ready->substr(6)) : 0;
+}
+
 TEST(OffBackend, TerminationSignalsReachThePlugin) {
   TempFile config(kOffConfig, "config.toml");
   test::RunningProcess run(run_argv(config, {"sleep", "30"}));
-  auto ready = run.read_line(std::chrono::seconds(10));
-  ASSERT_TRUE(ready && ready->starts_with("ready ")) << ready.value_or("<nothing>");
-  const pid_t plugin = std::stoi(ready->substr(6));
+  const pid_t plugin = ready_plugin(run);
+  ASSERT_GT(plugin, 0);
   ASSERT_EQ(::kill(run.pid(), SIGTERM), 0);
   ProcessResult result = run.wait(std::chrono::seconds(10));
   EXPECT_FALSE(result.timed_out);
@@ -134,9 +140,8 @@ TEST(OffBackend, TerminationSignalsReachThePlugin) {
 TEST(OffBackend, ThePluginDiesWithItsParent) {
   TempFile config(kOffConfig, "config.toml");
   test::RunningProcess run(run_argv(config, {"sleep", "30"}));
-  auto ready = run.read_line(std::chrono::seconds(10));
-  ASSERT_TRUE(ready && ready->starts_with("ready ")) << ready.value_or("<nothing>");
-  const pid_t plugin = std::stoi(ready->substr(6));
+  const pid_t plugin = ready_plugin(run);
+  ASSERT_GT(plugin, 0);
   ASSERT_FALSE(test::process_gone(plugin));
   ASSERT_EQ(::kill(run.pid(), SIGKILL), 0);
   run.wait(std::chrono::seconds(10));
