@@ -47,10 +47,12 @@ struct ChildHardening {
     std::sort(launcher.fd_whitelist.begin(), launcher.fd_whitelist.end());
     unsigned next = 0;
     for (int keep : launcher.fd_whitelist) {
-      if (static_cast<unsigned>(keep) > next) ::close_range(next, keep - 1, 0);
+      if (static_cast<unsigned>(keep) > next && ::close_range(next, keep - 1, 0) != 0) {
+        return fail();
+      }
       next = std::max(next, static_cast<unsigned>(keep) + 1);
     }
-    ::close_range(next, ~0U, 0);
+    if (::close_range(next, ~0U, 0) != 0) return fail();
     // Own session: the plugin has no controlling terminal, so TIOCSTI cannot reach ours.
     if (::setsid() < 0) return fail();
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail();
