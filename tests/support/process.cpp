@@ -148,8 +148,4 @@ bool process_gone(pid_t pid) {
          line[close_paren + 2] == 'Z';
 }
 
-std::string test_bin_dir() {
-  return std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
-}
-
 }  // namespace sandbox_host::test

@@ -59,7 +59,4 @@ class RunningProcess {
 // Whether a process is gone (no such pid, or a zombie nobody reaped yet).
 bool process_gone(pid_t pid);
 
-// The directory of the running test binary (build/bin).
-std::string test_bin_dir();
-
 }  // namespace sandbox_host::test
