@@ -14,16 +14,7 @@ namespace {
 
 std::atomic<bool> wired{false};
 
-// Exactly one line on stderr, whatever the message holds; stdout stays the plugin's.
-[[noreturn]] void fail(std::string message) {
-  for (char &c : message) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  std::string line = std::string(kStage1ErrorPrefix) + message + "\n";
-  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
-  (void)ignored;
-  ::_exit(kStage1ExitCode);
-}
+[[noreturn]] void fail(const std::string &message) { exit_stage1_failure(message); }
 
 [[noreturn]] void run_child(const std::string &backend, const std::string &spec_json) {
   Stage1Payload payload;

@@ -1,6 +1,8 @@
 // The external names of seed 004: environment variables, the stderr prefix and exit code.
 #pragma once
 
+#include <sandbox_host/stage1_failure.hpp>
+
 #include <string_view>
 
 namespace sandbox_host {
@@ -13,8 +15,6 @@ inline constexpr std::string_view kEnvSpec = "CLAWPATROL_SANDBOX_SPEC";
 // Every variable with this prefix is the gateway's and never reaches a plugin.
 inline constexpr std::string_view kControlPrefix = "CLAWPATROL_";
 
-inline constexpr std::string_view kStage1ErrorPrefix = "clawpatrol-sandbox: ";
-inline constexpr int kStage1ExitCode = 87;
 
 // Backend names the core treats specially: off is never chosen unless written.
 inline constexpr std::string_view kModeOff = "off";

@@ -1,0 +1,33 @@
+// Process hardening shared by the Linux backends. Each step throws SetupError naming itself.
+#pragma once
+
+#include <string_view>
+
+namespace sandbox_host::backends {
+
+// Drops every capability: effective, permitted, inheritable, ambient and bounding sets, so
+// not even an exec as uid 0 gets one back.
+void drop_all_capabilities();
+
+// PR_SET_NO_NEW_PRIVS: no exec gains privileges (setuid bits, file capabilities).
+void set_no_new_privs();
+
+// A new session without a controlling terminal: TIOCSTI and TIOCLINUX cannot reach the
+// host's terminal through an inherited one.
+void new_session();
+
+// Closes every descriptor above stderr.
+void close_descriptors_above_stderr();
+
+// Loads the default seccomp filter (see seccomp_filter.cpp and docs/security-model.md).
+void install_seccomp_filter();
+
+// One entry of the default filter's deny list, with why it is there.
+struct DeniedSyscall {
+  std::string_view name;
+  std::string_view reason;
+};
+// The whole list, in the order it is documented.
+const DeniedSyscall *denied_syscalls(unsigned &count) noexcept;
+
+}  // namespace sandbox_host::backends

@@ -1,0 +1,216 @@
+#include "mount_tree.hpp"
+
+#include <sandbox_host/backends/setup_error.hpp>
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+namespace sandbox_host::namespaces {
+namespace {
+
+using backends::SetupError;
+using backends::throw_errno;
+
+constexpr const char *kStep = "mount tree";
+
+// Directories of the system that programs run from. Where the host has one as a symlink
+// (merged /usr), the sandbox gets the same symlink.
+constexpr std::array kSystemDirs{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+
+// The part of /etc that ordinary programs read: the dynamic linker's cache, name service
+// (users, groups, hosts, DNS), time zone, TLS roots, and Debian's alternatives. Nothing
+// with a secret (shadow, ssh, wireguard, sudoers, machine-id).
+constexpr std::array kEtcEntries{
+    "/etc/alternatives", "/etc/ca-certificates", "/etc/gai.conf",      "/etc/group",
+    "/etc/host.conf",    "/etc/hosts",           "/etc/ld.so.cache",   "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/localtime",       "/etc/nsswitch.conf", "/etc/os-release",
+    "/etc/passwd",       "/etc/protocols",       "/etc/resolv.conf",   "/etc/services",
+    "/etc/ssl/certs",    "/etc/ssl/openssl.cnf",
+};
+
+// Device nodes every program may expect. Bound from the host, so they keep working without
+// the sandbox being able to create any.
+constexpr std::array kDevices{"null", "zero", "full", "random", "urandom", "tty"};
+
+// The base tmpfs and where the host root and the new root hang below it until pivot_root.
+constexpr const char *kBase = "/tmp";
+constexpr std::string_view kOldRoot = "/oldroot";
+constexpr std::string_view kNewRoot = "/newroot";
+
+std::string resolved(const std::string &path) {
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+  return real ? std::string(real.get()) : std::string();
+}
+
+void make_dirs(const std::string &path) {
+  for (size_t slash = 1; slash != std::string::npos;) {
+    slash = path.find('/', slash + 1);
+    std::string prefix = path.substr(0, slash);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw_errno(kStep, "mkdir " + prefix);
+    }
+  }
+}
+
+// An empty file or directory to mount over, unless one is there already.
+void make_mount_point(const std::string &path, bool directory) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return;
+  make_dirs(path.substr(0, path.rfind('/')));
+  if (directory) {
+    if (::mkdir(path.c_str(), 0755) != 0) throw_errno(kStep, "mkdir " + path);
+    return;
+  }
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw_errno(kStep, "create " + path);
+  ::close(fd);
+}
+
+// Clones the tree at source, sets its attributes on every mount of the clone while it is
+// still detached, then attaches it at target: there is no moment at which the sandbox's
+// copy is writable or honours setuid bits.
+void bind(const std::string &source, const std::string &target, uint64_t attributes) {
+  int tree = static_cast<int>(
+      ::open_tree(AT_FDCWD, source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+  if (tree < 0) throw_errno(kStep, "clone " + source);
+  mount_attr attr{};
+  attr.attr_set = attributes;
+  if (::mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    int error = errno;
+    ::close(tree);
+    throw_errno(kStep, "set attributes of " + source, error);
+  }
+  int rc = ::move_mount(tree, "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH);
+  int error = errno;
+  ::close(tree);
+  if (rc != 0) throw_errno(kStep, "attach " + source + " at " + target, error);
+}
+
+void set_attributes(const std::string &path, uint64_t attributes) {
+  mount_attr attr{};
+  attr.attr_set = attributes;
+  if (::mount_setattr(AT_FDCWD, path.c_str(), 0, &attr, sizeof attr) != 0) {
+    throw_errno(kStep, "set attributes of " + path);
+  }
+}
+
+void mount_fs(const char *type, const std::string &target, unsigned long flags,
+              const char *options) {
+  make_mount_point(target, true);
+  if (::mount(type, target.c_str(), type, flags, options) != 0) {
+    throw_errno(kStep, std::string("mount ") + type + " at " + target);
+  }
+}
+
+void build_dev(const std::string &dev) {
+  mount_fs("tmpfs", dev, MS_NOSUID | MS_NOEXEC, "mode=0755");
+  const std::string host_dev = std::string(kOldRoot) + "/dev/";
+  for (const char *name : kDevices) {
+    make_mount_point(dev + "/" + name, false);
+    bind(host_dev + name, dev + "/" + name, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+  }
+  for (auto [link, target] : {std::pair{"fd", "/proc/self/fd"},
+                              {"stdin", "/proc/self/fd/0"},
+                              {"stdout", "/proc/self/fd/1"},
+                              {"stderr", "/proc/self/fd/2"}}) {
+    if (::symlink(target, (dev + "/" + link).c_str()) != 0) {
+      throw_errno(kStep, "symlink " + dev + "/" + link);
+    }
+  }
+  mount_fs("tmpfs", dev + "/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777");
+  set_attributes(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+}
+
+}  // namespace
+
+std::vector<MountEntry> plan_mount_tree(const Spec &spec) {
+  std::vector<MountEntry> plan;
+  for (const char *dir : kSystemDirs) {
+    struct stat st {};
+    if (::lstat(dir, &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      std::array<char, PATH_MAX> text{};
+      ssize_t n = ::readlink(dir, text.data(), text.size() - 1);
+      if (n > 0) plan.push_back({MountEntry::Kind::symlink, std::string(text.data(), n), dir});
+    } else if (S_ISDIR(st.st_mode)) {
+      plan.push_back({MountEntry::Kind::bind_read_only, dir, dir});
+    }
+  }
+  for (const char *entry : kEtcEntries) {
+    std::string source = resolved(entry);
+    if (!source.empty()) plan.push_back({MountEntry::Kind::bind_read_only, source, entry});
+  }
+  for (const auto &path : spec.read_paths) {
+    plan.push_back({MountEntry::Kind::bind_read_only, path, path});
+  }
+  plan.push_back({MountEntry::Kind::bind_read_write, spec.socket_dir, spec.socket_dir});
+  plan.push_back({MountEntry::Kind::bind_read_write, spec.tmp_dir, spec.tmp_dir});
+  plan.push_back({MountEntry::Kind::bind_read_only, spec.binary_path, spec.binary_path});
+  return plan;
+}
+
+void build_mount_tree(const std::vector<MountEntry> &plan) {
+  // Nothing done here propagates back to the host's mounts.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    throw_errno(kStep, "make / private");
+  }
+  if (::mount("tmpfs", kBase, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
+    throw_errno(kStep, "mount the base tmpfs");
+  }
+  if (::chdir(kBase) != 0) throw_errno(kStep, "chdir to the base tmpfs");
+  for (auto dir : {kOldRoot, kNewRoot}) {
+    if (::mkdir(std::string(dir.substr(1)).c_str(), 0755) != 0) {
+      throw_errno(kStep, "mkdir " + std::string(dir));
+    }
+  }
+  if (::mount("newroot", "newroot", nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    throw_errno(kStep, "bind the new root");
+  }
+  // The host root moves to /oldroot; the base tmpfs becomes /. Host paths stay reachable
+  // below /oldroot (the tmpfs left the host's /tmp when it became the root).
+  if (::syscall(SYS_pivot_root, kBase, "oldroot") != 0) throw_errno(kStep, "pivot_root");
+  if (::chdir("/") != 0) throw_errno(kStep, "chdir /");
+
+  const std::string root(kNewRoot);
+  const std::string old_root(kOldRoot);
+  mount_fs("proc", root + "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  build_dev(root + "/dev");
+  mount_fs("tmpfs", root + "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
+
+  for (const auto &entry : plan) {
+    const std::string target = root + entry.target;
+    if (entry.kind == MountEntry::Kind::symlink) {
+      make_dirs(target.substr(0, target.rfind('/')));
+      if (::symlink(entry.source.c_str(), target.c_str()) != 0) {
+        throw_errno(kStep, "symlink " + entry.target);
+      }
+      continue;
+    }
+    const std::string source = old_root + entry.source;
+    struct stat st {};
+    if (::stat(source.c_str(), &st) != 0) throw_errno(kStep, "stat " + entry.source);
+    make_mount_point(target, S_ISDIR(st.st_mode));
+    uint64_t attributes = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if (entry.kind == MountEntry::Kind::bind_read_only) attributes |= MOUNT_ATTR_RDONLY;
+    bind(source, target, attributes);
+  }
+
+  // Leave the host's root behind for good, then make the new root the root.
+  if (::umount2(kOldRoot.data(), MNT_DETACH) != 0) throw_errno(kStep, "detach the host root");
+  if (::chdir(root.c_str()) != 0) throw_errno(kStep, "chdir to the new root");
+  if (::syscall(SYS_pivot_root, ".", ".") != 0) throw_errno(kStep, "pivot_root to the new root");
+  if (::umount2(".", MNT_DETACH) != 0) throw_errno(kStep, "detach the base tmpfs");
+  if (::chdir("/") != 0) throw_errno(kStep, "chdir /");
+  set_attributes("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
+}  // namespace sandbox_host::namespaces

@@ -1,0 +1,138 @@
+#include "userns_probe.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace sandbox_host::namespaces {
+namespace {
+
+// The first line of a file, or "" when it cannot be read.
+std::string read_line(const char *path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string seccomp_mode() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Seccomp:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 8));
+  }
+  return "";
+}
+
+// Why user namespaces fail here, from the settings that can stop them, most specific first.
+void explain(int error, ProbeReport &report) {
+  const std::string failure =
+      std::string("creating a user namespace failed: ") + std::strerror(error);
+  if (read_line("/proc/sys/user/max_user_namespaces") == "0") {
+    report.reason = failure + " (user.max_user_namespaces=0)";
+    report.hint = "sysctl -w user.max_user_namespaces=15000";
+  } else if (read_line("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+    report.reason = failure + " (kernel.unprivileged_userns_clone=0)";
+    report.hint = "sysctl -w kernel.unprivileged_userns_clone=1";
+  } else if (read_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
+    report.reason = failure +
+                    " (AppArmor restricts unprivileged user namespaces: "
+                    "kernel.apparmor_restrict_unprivileged_userns=1)";
+    report.hint =
+        "give sandbox-host an AppArmor profile with the userns rule, or "
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+  } else if (seccomp_mode() == "2") {
+    report.reason = failure +
+                    " (a seccomp filter on this process, as a container runtime "
+                    "installs, refuses it)";
+    report.hint =
+        "run the container with a seccomp profile that allows unshare and mount "
+        "(e.g. docker --security-opt seccomp=unconfined), or use the landlock backend";
+  } else {
+    report.reason = failure;
+    report.hint =
+        "check the kernel's user namespace support (CONFIG_USER_NS) and any LSM "
+        "policy; the landlock backend works without user namespaces";
+  }
+}
+
+}  // namespace
+
+ProbeReport probe_user_namespaces() {
+  ProbeReport report;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    report.reason = std::string("probe: pipe: ") + std::strerror(errno);
+    return report;
+  }
+  // Prepared before the fork: the child of a multi-threaded host may only make system
+  // calls, no allocation.
+  const std::string uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1";
+  const std::string gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1";
+  pid_t child = ::fork();
+  if (child < 0) {
+    report.reason = std::string("probe: fork: ") + std::strerror(errno);
+    return report;
+  }
+  if (child == 0) {
+    // Reports errno of the first step that fails; 0 when every one worked.
+    auto write_file = [](const char *path, const char *text, size_t size) {
+      int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return errno;
+      int result = ::write(fd, text, size) == static_cast<ssize_t>(size) ? 0 : errno;
+      ::close(fd);
+      return result;
+    };
+    int result = 0;
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                  CLONE_NEWUTS) != 0) {
+      result = errno;
+    }
+    if (result == 0) result = write_file("/proc/self/setgroups", "deny", 4);
+    if (result == 0) result = write_file("/proc/self/uid_map", uid_map.data(), uid_map.size());
+    if (result == 0) result = write_file("/proc/self/gid_map", gid_map.data(), gid_map.size());
+    if (result == 0 && ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
+      result = errno;
+    }
+    ssize_t ignored = ::write(pipe_fds[1], &result, sizeof result);
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+
+  // Bounded: a child stuck in the kernel must not hold the probe.
+  int result = ETIMEDOUT;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  int status = 0;
+  while (::waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  int reported = 0;
+  if (::read(pipe_fds[0], &reported, sizeof reported) == sizeof reported) result = reported;
+  ::close(pipe_fds[0]);
+
+  if (result == 0) {
+    report.available = true;
+  } else if (result == ETIMEDOUT) {
+    report.reason = "creating a user namespace did not finish within a second";
+  } else {
+    explain(result, report);
+  }
+  return report;
+}
+
+}  // namespace sandbox_host::namespaces
