@@ -121,6 +121,14 @@ UnprivilegedInstall::UnprivilegedInstall() : dir_("", "unused") {
   }
 }
 
+std::string UnprivilegedInstall::add_binary(const std::string &binary) const {
+  const fs::path target = dir_.dir() / "bin" / fs::path(binary).filename();
+  fs::copy_file(binary, target, fs::copy_options::overwrite_existing);
+  fs::permissions(target, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  return target.string();
+}
+
 std::vector<std::string> as_nobody() {
   return {"/usr/bin/setpriv", "--reuid=" + std::to_string(kNobody),
           "--regid=" + std::to_string(kNobody), "--clear-groups", "--"};

@@ -75,6 +75,10 @@ class UnprivilegedInstall {
   UnprivilegedInstall();
   std::string sandbox_host() const { return (dir_.dir() / "bin/sandbox-host").string(); }
   std::string report_plugin() const { return (dir_.dir() / "bin/report_plugin").string(); }
+  // Copies one more binary into the install's bin/ and returns its path there.
+  std::string add_binary(const std::string &binary) const;
+  // The install's own directory, readable and enterable by everyone.
+  const std::filesystem::path &dir() const noexcept { return dir_.dir(); }
 
  private:
   TempFile dir_;

@@ -1,0 +1,87 @@
+// Probe tries a user namespace for real, and when the host refuses one, says which setting
+// refused it and what would allow it.
+#include "fixtures.hpp"
+#include "process.hpp"
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+namespace sandbox_host {
+namespace {
+
+using test::ProcessResult;
+using test::run_process;
+
+Poco::JSON::Object::Ptr backend_named(const ProcessResult &result, const std::string &name) {
+  auto out = Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
+  auto backends = out->getArray("backends");
+  for (size_t i = 0; i < backends->size(); ++i) {
+    auto backend = backends->getObject(static_cast<unsigned>(i));
+    if (backend->getValue<std::string>("name") == name) return backend;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string> kEnv{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+
+TEST(NamespacesProbe, WorksOnThisHost) {
+  ProcessResult result = run_process({SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
+  ASSERT_EQ(result.code, 0) << result.out << result.err;
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces);
+  EXPECT_TRUE(namespaces->getValue<bool>("available"))
+      << namespaces->getValue<std::string>("reason");
+  auto out = Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(out->getValue<std::string>("chosen"), "namespaces");
+}
+
+// user.max_user_namespaces is per user namespace: set to 0 inside a namespace of the test's
+// own, it refuses sandbox-host's namespaces there without touching the machine.
+TEST(NamespacesProbe, NamesMaxUserNamespacesZero) {
+  ProcessResult result = run_process(
+      {"/usr/bin/unshare", "--user", "--map-root-user", "--", "/bin/sh", "-c",
+       "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" probe --json", SANDBOX_HOST_EXE},
+      test::with_env(kEnv));
+  EXPECT_EQ(result.code, 1) << result.err;
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces) << result.out << result.err;
+  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  EXPECT_EQ(namespaces->getValue<std::string>("reason"),
+            "creating a user namespace failed: No space left on device "
+            "(user.max_user_namespaces=0)");
+  EXPECT_EQ(namespaces->getValue<std::string>("hint"), "sysctl -w user.max_user_namespaces=15000");
+}
+
+TEST(NamespacesProbe, NamesASeccompFilterThatRefusesUserNamespaces) {
+  ProcessResult result =
+      run_process({DENY_USERNS, SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
+  EXPECT_EQ(result.code, 1) << result.err;
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces) << result.out << result.err;
+  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  EXPECT_EQ(namespaces->getValue<std::string>("reason"),
+            "creating a user namespace failed: Operation not permitted (a seccomp filter on this "
+            "process, as a container runtime installs, refuses it)");
+  EXPECT_NE(namespaces->getValue<std::string>("hint").find("seccomp=unconfined"),
+            std::string::npos);
+}
+
+TEST(NamespacesProbe, AForcedNamespacesBackendThatCannotWorkIsRefused) {
+  std::vector<std::string> env = kEnv;
+  env.push_back("CLAWPATROL_SANDBOX_BACKEND=namespaces");
+  ProcessResult result = run_process(
+      {DENY_USERNS, SANDBOX_HOST_EXE, "run", "--", REPORT_PLUGIN, "report"}, test::with_env(env));
+  EXPECT_EQ(result.code, 125);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("sandbox-host run: CLAWPATROL_SANDBOX_BACKEND=namespaces: the forced "
+                            "backend does not work here, and a forced backend never falls "
+                            "through: creating a user namespace failed: Operation not permitted"),
+            std::string::npos)
+      << result.err;
+}
+
+}  // namespace
+}  // namespace sandbox_host
