@@ -5,8 +5,8 @@
 
 namespace sandbox_host::namespaces {
 
-// Forks a child that creates the namespaces a sandbox needs and mounts in them, waits for
-// it at most a second, and, when it fails, names the host setting that stopped it.
+// Forks a child that creates user, mount, pid and uts namespaces and mounts in them, waits
+// for it at most a second, and, when it fails, names the host setting that stopped it.
 ProbeReport probe_user_namespaces();
 
 }  // namespace sandbox_host::namespaces

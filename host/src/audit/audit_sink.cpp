@@ -1,13 +1,12 @@
 #include <sandbox_host/host/audit.hpp>
 
-#include <Poco/JSON/Object.h>
+#include <boost/json.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <sstream>
 #include <system_error>
 
 namespace sandbox_host {
@@ -39,17 +38,15 @@ std::string format_text(const AuditRecord &r) {
 }
 
 std::string format_json(const AuditRecord &r) {
-  Poco::JSON::Object object;
   auto now = std::chrono::system_clock::now().time_since_epoch();
-  object.set("time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
-  object.set("component", r.component);
-  object.set("plugin", r.plugin);
-  object.set("rule", r.rule);
-  object.set("attempted", r.attempted);
-  object.set("hint", r.hint);
-  std::ostringstream out;
-  object.stringify(out);
-  return out.str() + "\n";
+  boost::json::object object;
+  object["time_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+  object["component"] = r.component;
+  object["plugin"] = r.plugin;
+  object["rule"] = r.rule;
+  object["attempted"] = r.attempted;
+  object["hint"] = r.hint;
+  return boost::json::serialize(object) + "\n";
 }
 
 AuditSink::AuditSink(AuditFormat format) : format_(format), fd_(STDERR_FILENO), owns_fd_(false) {}

@@ -2,8 +2,7 @@
 
 #include <sandbox_host/host/host.hpp>
 
-#include <Poco/JSON/Array.h>
-#include <Poco/JSON/Object.h>
+#include <boost/json.hpp>
 
 #include <iomanip>
 #include <iostream>
@@ -26,35 +25,25 @@ int run_modules(const ModulesOptions &options) {
   const auto modules = host.registry().modules();
   const auto failures = host.registry().failures();
   if (options.json) {
-    Poco::JSON::Object out;
-    Poco::JSON::Array::Ptr loaded = new Poco::JSON::Array, refused = new Poco::JSON::Array;
+    boost::json::array loaded, refused, dirs;
     for (const auto &m : modules) {
-      Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
-      o->set("kind", std::string(to_string(m->kind())));
-      o->set("name", m->name());
-      o->set("version", m->version());
-      o->set("abi", abi_text(m->abi()));
-      o->set("file", m->file().string());
-      o->set("summary", m->summary());
-      loaded->add(o);
+      loaded.push_back(boost::json::object{{"kind", to_string(m->kind())},
+                                           {"name", m->name()},
+                                           {"version", m->version()},
+                                           {"abi", abi_text(m->abi())},
+                                           {"file", m->file().string()},
+                                           {"summary", m->summary()}});
     }
     for (const auto &f : failures) {
-      Poco::JSON::Object::Ptr o = new Poco::JSON::Object;
-      o->set("kind", std::string(to_string(f.kind)));
-      o->set("name", f.name);
-      o->set("error", f.error);
-      refused->add(o);
+      refused.push_back(
+          boost::json::object{{"kind", to_string(f.kind)}, {"name", f.name}, {"error", f.error}});
     }
-    out.set("host_abi", abi_text(kHostAbi));
-    out.set("module_dirs", [&] {
-      Poco::JSON::Array::Ptr dirs = new Poco::JSON::Array;
-      for (const auto &d : host.registry().module_dirs()) dirs->add(d.string());
-      return dirs;
-    }());
-    out.set("loaded", loaded);
-    out.set("failed", refused);
-    out.stringify(std::cout, 2);
-    std::cout << "\n";
+    for (const auto &d : host.registry().module_dirs()) dirs.emplace_back(d.string());
+    boost::json::object out{{"host_abi", abi_text(kHostAbi)},
+                            {"module_dirs", std::move(dirs)},
+                            {"loaded", std::move(loaded)},
+                            {"failed", std::move(refused)}};
+    std::cout << boost::json::serialize(out) << "\n";
     return 0;
   }
   std::cout << "host module ABI " << abi_text(kHostAbi) << "; module directories:";

@@ -3,8 +3,7 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 
-#include <Poco/JSON/Array.h>
-#include <Poco/JSON/Object.h>
+#include <boost/json.hpp>
 
 #include <iomanip>
 #include <iostream>
@@ -32,34 +31,31 @@ int run_probe(const ProbeOptions &options) {
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
 
   if (options.json) {
-    Poco::JSON::Object out;
-    out.set("config", host.config().source.empty() ? "built-in defaults" : host.config().source);
-    if (forced != nullptr && *forced != '\0') out.set("forced", std::string(forced));
-    Poco::JSON::Array::Ptr backends = new Poco::JSON::Array;
+    boost::json::object out;
+    out["config"] = host.config().source.empty() ? "built-in defaults" : host.config().source;
+    if (forced != nullptr && *forced != '\0') out["forced"] = forced;
+    boost::json::array backends;
     for (const auto &s : statuses) {
-      Poco::JSON::Object::Ptr b = new Poco::JSON::Object;
-      b->set("name", s.name);
-      b->set("loaded", s.loaded);
-      b->set("available", s.available);
-      b->set("explicit_only", s.name == kModeOff);
-      b->set("reason", s.reason);
-      b->set("hint", s.hint);
-      b->set("warning", s.warning);
-      b->set("file", s.file);
-      b->set("version", s.version);
-      backends->add(b);
+      backends.push_back(boost::json::object{{"name", s.name},
+                                             {"loaded", s.loaded},
+                                             {"available", s.available},
+                                             {"explicit_only", s.name == kModeOff},
+                                             {"reason", s.reason},
+                                             {"hint", s.hint},
+                                             {"warning", s.warning},
+                                             {"file", s.file},
+                                             {"version", s.version}});
     }
-    out.set("backends", backends);
-    out.set("landlock_abi", landlock_abi);
+    out["backends"] = std::move(backends);
+    out["landlock_abi"] = landlock_abi;
     if (chosen) {
-      out.set("chosen", chosen->mode);
-      out.set("warning", chosen->warning);
+      out["chosen"] = chosen->mode;
+      out["warning"] = chosen->warning;
     } else {
-      out.set("chosen", Poco::Dynamic::Var());
-      out.set("error", error);
+      out["chosen"] = nullptr;
+      out["error"] = error;
     }
-    out.stringify(std::cout, 2);
-    std::cout << "\n";
+    std::cout << boost::json::serialize(out) << "\n";
   } else {
     std::cout << "config: "
               << (host.config().source.empty() ? "built-in defaults" : host.config().source)
