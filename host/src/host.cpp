@@ -36,14 +36,14 @@ std::string with_hint(const BackendStatus &status) {
 Host::Host(Config config)
     : config_(std::move(config)),
       audit_(make_audit_sink(config_.audit_format, config_.audit_path)),
-      registry_(config_.module_dirs) {
-  registry_.load_enabled(config_, *audit_);
-}
+      registry_(config_.module_dirs) {}
+
+void Host::load_enabled() { registry_.load_enabled(config_, *audit_); }
 
 BackendStatus Host::status_of(const std::string &name) const {
   BackendStatus status;
   status.name = name;
-  auto module = registry_.find(ModuleKind::backend, name);
+  auto module = registry_.acquire(ModuleKind::backend, name, *audit_);
   if (!module) {
     std::string failure = registry_.failure(ModuleKind::backend, name);
     status.reason = failure.empty() ? "not enabled in the config" : failure;
@@ -142,7 +142,11 @@ std::string Host::mode_for(const std::string &plugin_name) {
 }
 
 BackendModule Host::backend(const std::string &name) const {
-  auto module = registry_.find(ModuleKind::backend, name);
+  const auto &enabled = config_.backends_enabled;
+  if (std::find(enabled.begin(), enabled.end(), name) == enabled.end()) {
+    throw std::runtime_error("backend \"" + name + "\" is not enabled in the config");
+  }
+  auto module = registry_.acquire(ModuleKind::backend, name, *audit_);
   if (!module) {
     std::string failure = registry_.failure(ModuleKind::backend, name);
     throw std::runtime_error("backend \"" + name + "\" is not loaded: " +

@@ -124,6 +124,7 @@ TEST(Registry, BadModulesAreRefusedAndTheHostKeepsWorking) {
   Host host(audit.apply(test::test_config({"abimajor", "abiminor", "noentry", "notelf", "truncated",
                                            "initfails", "wrongkind", "absent", "alpha"},
                                           {"abimajor", "truncated", "absent", "alpha"}, {"ping"})));
+  host.load_enabled();
 
   auto failures = host.registry().failures();
   ASSERT_EQ(failures.size(), 8u);

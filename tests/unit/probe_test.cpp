@@ -3,6 +3,8 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 
+#include <sandbox_host/sandboxtest.hpp>
+
 #include <gtest/gtest.h>
 
 namespace sandbox_host {
@@ -157,6 +159,28 @@ TEST_F(Probe, APluginsConfiguredBackendMustWork) {
   // The environment's override wins over the plugin's setting.
   ScopedEnv forced(std::string(kEnvBackend), "alpha");
   EXPECT_EQ(host.mode_for("legacy"), "alpha");
+}
+
+}  // namespace
+}  // namespace sandbox_host
+
+namespace sandbox_host {
+namespace {
+
+TEST_F(Probe, ALaunchLoadsOnlyTheBackendsItNeeds) {
+  Config config = test::test_config({"alpha", "beta", "off"}, {"alpha", "beta"}, {"ping"});
+  config.plugins["legacy"].sandbox = "off";
+  Host host(config);
+  EXPECT_EQ(host.mode_for("legacy"), "off");
+  EXPECT_EQ(host.registry().modules().size(), 0u) << "off needs no probe and no module yet";
+  sandboxtest::TempSpec t("legacy", REPORT_PLUGIN);
+  host.command(t.spec, "off");
+  ASSERT_EQ(host.registry().modules().size(), 1u);
+  EXPECT_EQ(host.registry().modules()[0]->name(), "off");
+
+  EXPECT_EQ(host.mode_for("other"), "alpha");
+  EXPECT_EQ(host.registry().modules().size(), 2u) << "beta is not probed once alpha works";
+  EXPECT_THROW(host.command(t.spec, "reexec"), std::runtime_error) << "not enabled";
 }
 
 }  // namespace

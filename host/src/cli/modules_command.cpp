@@ -22,6 +22,7 @@ std::string abi_text(AbiVersion v) {
 
 int run_modules(const ModulesOptions &options) {
   Host host(load_config_or_defaults(options.config));
+  host.load_enabled();
   const auto modules = host.registry().modules();
   const auto failures = host.registry().failures();
   if (options.json) {

@@ -32,27 +32,33 @@ std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::s
   return loaded_.emplace(key, std::move(module)).first->second;
 }
 
-void Registry::load_enabled(const Config &config, AuditSink &audit) {
-  auto load_all = [&](ModuleKind kind, const std::vector<std::string> &names) {
-    for (const auto &name : names) {
-      try {
-        load(kind, name);
-      } catch (const ModuleNotFound &e) {
-        std::lock_guard lock(mutex_);
-        failures_[{kind, name}] = e.what();
-      } catch (const std::exception &e) {
-        {
-          std::lock_guard lock(mutex_);
-          failures_[{kind, name}] = e.what();
-        }
-        audit.record({"module", "", "module-load",
-                      "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
-                      "see `sandbox-host modules`; disable it in the config if unused"});
-      }
+std::shared_ptr<const LoadedModule> Registry::acquire(ModuleKind kind, const std::string &name,
+                                                      AuditSink &audit) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = loaded_.find({kind, name}); it != loaded_.end()) return it->second;
+    if (failures_.count({kind, name}) != 0) return nullptr;
+  }
+  try {
+    return load(kind, name);
+  } catch (const ModuleNotFound &e) {
+    std::lock_guard lock(mutex_);
+    failures_[{kind, name}] = e.what();
+  } catch (const std::exception &e) {
+    {
+      std::lock_guard lock(mutex_);
+      failures_[{kind, name}] = e.what();
     }
-  };
-  load_all(ModuleKind::backend, config.backends_enabled);
-  load_all(ModuleKind::broker_op, config.ops_enabled);
+    audit.record({"module", "", "module-load",
+                  "load " + std::string(to_string(kind)) + " " + name + ": " + e.what(),
+                  "see `sandbox-host modules`; disable it in the config if unused"});
+  }
+  return nullptr;
+}
+
+void Registry::load_enabled(const Config &config, AuditSink &audit) {
+  for (const auto &name : config.backends_enabled) acquire(ModuleKind::backend, name, audit);
+  for (const auto &name : config.ops_enabled) acquire(ModuleKind::broker_op, name, audit);
 }
 
 std::shared_ptr<const LoadedModule> Registry::find(ModuleKind kind, const std::string &name) const {

@@ -18,8 +18,12 @@ namespace sandbox_host {
 
 class Host {
  public:
-  // Loads the modules config enables; modules that fail are reported, not fatal.
+  // Modules load on first use: a launch loads only the backends it probes or uses.
   explicit Host(Config config);
+
+  // Loads every module the config enables now (start-up of a long-running host, and
+  // `sandbox-host modules`); modules that fail are reported, not fatal.
+  void load_enabled();
 
   const Config &config() const noexcept { return config_; }
   // Where every refusal of this host goes (the config's [audit]).
@@ -50,7 +54,7 @@ class Host {
 
   Config config_;
   std::unique_ptr<AuditSink> audit_;
-  Registry registry_;
+  mutable Registry registry_;  // a cache of loaded modules, filled on first use
   std::mutex probe_mutex_;
   std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;
 };

@@ -28,6 +28,11 @@ class Registry {
   // and audited, and the others load on.
   void load_enabled(const Config &config, AuditSink &audit);
 
+  // The module, loaded on first use; nullptr when it cannot be loaded, with the reason in
+  // failure(kind, name). A failure is recorded and audited once, not retried.
+  std::shared_ptr<const LoadedModule> acquire(ModuleKind kind, const std::string &name,
+                                              AuditSink &audit);
+
   // The loaded module, or nullptr with the reason in failure(kind, name).
   std::shared_ptr<const LoadedModule> find(ModuleKind kind, const std::string &name) const;
   std::string failure(ModuleKind kind, const std::string &name) const;
