@@ -3,6 +3,7 @@
 #include <sandbox_host/backends/setup_error.hpp>
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -75,24 +76,50 @@ void make_mount_point(const std::string &path, bool directory) {
   ::close(fd);
 }
 
+// An O_PATH descriptor of path, refusing a symlink in any of its components: the paths
+// were checked symlink-free on the host, and one swapped for a symlink since then must
+// fail the setup rather than redirect a mount.
+int open_without_symlinks(const std::string &path) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd < 0) throw_errno(kStep, "open " + path);
+  return fd;
+}
+
+// Closes a descriptor when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { ::close(fd_); }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
 // Clones the tree at source, sets its attributes on every mount of the clone while it is
 // still detached, then attaches it at target: there is no moment at which the sandbox's
 // copy is writable or honours setuid bits.
 void bind(const std::string &source, const std::string &target, uint64_t attributes) {
-  int tree = static_cast<int>(
-      ::open_tree(AT_FDCWD, source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
-  if (tree < 0) throw_errno(kStep, "clone " + source);
+  const Fd source_fd(open_without_symlinks(source));
+  const int tree_fd = static_cast<int>(::open_tree(
+      source_fd.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+  if (tree_fd < 0) throw_errno(kStep, "clone " + source);
+  const Fd tree(tree_fd);
   mount_attr attr{};
   attr.attr_set = attributes;
-  if (::mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
-    int error = errno;
-    ::close(tree);
-    throw_errno(kStep, "set attributes of " + source, error);
+  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    throw_errno(kStep, "set attributes of " + source);
   }
-  int rc = ::move_mount(tree, "", AT_FDCWD, target.c_str(), MOVE_MOUNT_F_EMPTY_PATH);
-  int error = errno;
-  ::close(tree);
-  if (rc != 0) throw_errno(kStep, "attach " + source + " at " + target, error);
+  const Fd target_fd(open_without_symlinks(target));
+  if (::move_mount(tree.get(), "", target_fd.get(), "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    throw_errno(kStep, "attach " + source + " at " + target);
+  }
 }
 
 void set_attributes(const std::string &path, uint64_t attributes) {
@@ -182,7 +209,10 @@ void build_mount_tree(const std::vector<MountEntry> &plan) {
 
   const std::string root(kNewRoot);
   const std::string old_root(kOldRoot);
-  mount_fs("proc", root + "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  // Process directories only: no /proc/sys, /proc/sysrq-trigger or other host-wide file,
+  // which checks the writer's uid, not a capability, and uid 0 stays uid 0 here when the
+  // launcher is root.
+  mount_fs("proc", root + "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid");
   build_dev(root + "/dev");
   mount_fs("tmpfs", root + "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
 

@@ -128,8 +128,9 @@ ProbeReport probe_user_namespaces() {
   } else if (result == ETIMEDOUT) {
     report.reason = "creating a user namespace did not finish within a second";
   } else if (result < 0) {
-    report.reason = "the probe's child died before it could report (killed by a seccomp filter "
-                    "or a security module?)";
+    report.reason =
+        "the probe's child died before it could report (killed by a seccomp filter "
+        "or a security module?)";
   } else {
     explain(result, report);
   }

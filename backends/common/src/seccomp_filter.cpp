@@ -5,9 +5,11 @@
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <memory>
@@ -55,7 +57,25 @@ constexpr DeniedSyscall kDenied[] = {
     {"clone3", "its flags sit in memory a filter cannot read; answered ENOSYS so libc uses clone"},
     {"ioctl (TIOCSTI)", "pushes input into a terminal: keystrokes into the host's shell"},
     {"ioctl (TIOCLINUX)", "reads and pastes a virtual console's contents"},
+    // Files in SocketDir and TmpDir are the host's: nosuid holds inside the sandbox only, so
+    // a setuid or setgid bit set here would be honoured on the host (systemd's
+    // RestrictSUIDSGID= refuses the same calls).
+    {"chmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmodat (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmodat2 (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"open (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"openat (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"creat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"mknod (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"mknodat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"openat2",
+     "its mode sits in memory a filter cannot read; answered ENOSYS so libc uses openat"},
 };
+
+// fchmodat2 (Linux 6.6) is newer than this libseccomp; its number is the same on every
+// architecture, as for every system call added since 5.1.
+constexpr int kFchmodat2 = 452;
 
 void add(scmp_filter_ctx ctx, uint32_t action, int syscall, const char *name, unsigned count = 0,
          const scmp_arg_cmp *args = nullptr) {
@@ -78,7 +98,10 @@ void install_seccomp_filter() {
   const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
 
   for (const auto &entry : kDenied) {
-    if (entry.name.find(' ') != std::string_view::npos || entry.name == "clone3") continue;
+    if (entry.name.find(' ') != std::string_view::npos || entry.name == "clone3" ||
+        entry.name == "openat2") {
+      continue;  // argument filters and ENOSYS answers, added below
+    }
     const std::string name(entry.name);
     add(ctx.get(), deny, seccomp_syscall_resolve_name(name.c_str()), name.c_str());
   }
@@ -92,6 +115,30 @@ void install_seccomp_filter() {
   const scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX);
   add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCSTI", 1, &tiocsti);
   add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCLINUX", 1, &tioclinux);
+
+  // Setuid and setgid bits, each on its own: a rule is one AND of argument comparisons.
+  for (const scmp_datum_t bit : {scmp_datum_t{S_ISUID}, scmp_datum_t{S_ISGID}}) {
+    const scmp_arg_cmp mode1 = SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit);
+    const scmp_arg_cmp mode2 = SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit);
+    const scmp_arg_cmp mode3 = SCMP_A3(SCMP_CMP_MASKED_EQ, bit, bit);
+    add(ctx.get(), deny, SCMP_SYS(chmod), "chmod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(fchmod), "fchmod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(fchmodat), "fchmodat", 1, &mode2);
+    int fchmodat2 = seccomp_syscall_resolve_name("fchmodat2");
+    add(ctx.get(), deny, fchmodat2 == __NR_SCMP_ERROR ? kFchmodat2 : fchmodat2, "fchmodat2", 1,
+        &mode2);
+    add(ctx.get(), deny, SCMP_SYS(creat), "creat", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(mknod), "mknod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(mknodat), "mknodat", 1, &mode2);
+    // O_TMPFILE creates a file with a mode too.
+    for (const scmp_datum_t creating : {scmp_datum_t{O_CREAT}, scmp_datum_t{__O_TMPFILE}}) {
+      const scmp_arg_cmp open_args[] = {SCMP_A1(SCMP_CMP_MASKED_EQ, creating, creating), mode2};
+      const scmp_arg_cmp openat_args[] = {SCMP_A2(SCMP_CMP_MASKED_EQ, creating, creating), mode3};
+      add(ctx.get(), deny, SCMP_SYS(open), "open", 2, open_args);
+      add(ctx.get(), deny, SCMP_SYS(openat), "openat", 2, openat_args);
+    }
+  }
+  add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2");
 
   int rc = seccomp_load(ctx.get());
   if (rc != 0) throw SetupError("seccomp", std::string("load the filter: ") + strerror(-rc));
