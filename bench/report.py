@@ -6,7 +6,9 @@ Usage, from the repository root after building into build-bench:
     python3 bench/report.py build-bench/bin/spawn_bench
 
 Only the text between the spawn-bench begin/end markers is rewritten; anything else in
-docs/benchmarks.md is kept.
+docs/benchmarks.md is kept. The namespaces backend against unshare and bubblewrap has its own
+section and script: bench/namespaces_report.py (and bench/namespaces_phases.py for where its
+time goes).
 """
 
 import argparse
