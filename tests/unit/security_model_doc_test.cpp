@@ -1,4 +1,4 @@
-#include <sandbox_host/backends/hardening.hpp>
+#include "seccomp_rules.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,6 @@
 // Process hardening shared by the Linux backends. Each step throws SetupError naming itself.
 #pragma once
 
-#include <string_view>
-
 namespace sandbox_host::backends {
 
 // Drops every capability: effective, permitted, inheritable, ambient and bounding sets, so
@@ -19,15 +17,8 @@ void new_session();
 // Closes every descriptor above stderr.
 void close_descriptors_above_stderr();
 
-// Loads the default seccomp filter (see seccomp_filter.cpp and docs/security-model.md).
+// Loads the default seccomp filter (seccomp_rules.cpp, docs/security-model.md); sets
+// no_new_privs first if it is not set yet.
 void install_seccomp_filter();
-
-// One entry of the default filter's deny list, with why it is there.
-struct DeniedSyscall {
-  std::string_view name;
-  std::string_view reason;
-};
-// The whole list, in the order it is documented.
-const DeniedSyscall *denied_syscalls(unsigned &count) noexcept;
 
 }  // namespace sandbox_host::backends

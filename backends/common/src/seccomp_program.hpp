@@ -1,0 +1,11 @@
+// The default filter, compiled to BPF at build time for the architecture of the build.
+#pragma once
+
+#include <linux/filter.h>
+
+namespace sandbox_host::backends {
+
+extern const sock_filter kDefaultSeccompProgram[];
+extern const unsigned short kDefaultSeccompProgramLength;
+
+}  // namespace sandbox_host::backends

@@ -1,0 +1,148 @@
+// The default seccomp filter's rules: allow by default, refuse with EPERM the system calls a
+// plugin has no business making and that widen the kernel's attack surface or reach outside
+// the sandbox. Capabilities are gone already; this list stands even where a kernel bug or a
+// forgotten capability would let one of them through. docs/security-model.md mirrors it.
+//
+// libseccomp compiles them to BPF at build time (tools/seccomp_bpf_generator.cpp), so a
+// launch only loads the finished program (seccomp_filter.cpp).
+#include "seccomp_rules.hpp"
+
+#include <sandbox_host/backends/setup_error.hpp>
+
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+
+namespace sandbox_host::backends {
+namespace {
+
+constexpr DeniedSyscall kDenied[] = {
+    {"keyctl", "the kernel keyring is not namespaced: the launching user's keys live there"},
+    {"add_key", "the kernel keyring is not namespaced"},
+    {"request_key", "the kernel keyring is not namespaced"},
+    {"bpf", "eBPF programs and maps are kernel attack surface"},
+    {"perf_event_open", "performance counters leak host activity and are attack surface"},
+    {"userfaultfd", "a common tool for turning kernel races into exploits"},
+    {"kexec_load", "replaces the running kernel"},
+    {"kexec_file_load", "replaces the running kernel"},
+    {"init_module", "loads kernel code"},
+    {"finit_module", "loads kernel code"},
+    {"delete_module", "unloads kernel code"},
+    {"mount", "the mount tree is fixed once stage 1 has built it"},
+    {"umount2", "unmounting could reveal what a mount hides"},
+    {"pivot_root", "the root is fixed once stage 1 has built it"},
+    {"move_mount", "new mount API: the mount tree is fixed"},
+    {"open_tree", "new mount API: the mount tree is fixed"},
+    {"fsopen", "new mount API: the mount tree is fixed"},
+    {"fsconfig", "new mount API: the mount tree is fixed"},
+    {"fsmount", "new mount API: the mount tree is fixed"},
+    {"fspick", "new mount API: the mount tree is fixed"},
+    {"mount_setattr", "could clear read-only or nosuid on the sandbox's mounts"},
+    {"ptrace", "no debugging of other processes, the sandbox's init included"},
+    {"process_vm_readv", "reads another process's memory"},
+    {"process_vm_writev", "writes another process's memory"},
+    {"setns", "no joining other namespaces"},
+    {"open_by_handle_at", "opens files by handle, around the mount tree"},
+    {"io_uring_setup", "io_uring is a large attack surface and bypasses this filter"},
+    {"acct", "host-wide process accounting"},
+    {"swapon", "host-wide swap"},
+    {"swapoff", "host-wide swap"},
+    {"reboot", "host-wide"},
+    {"syslog", "the kernel log leaks addresses and host activity"},
+    // Argument filters; see install_seccomp_filter().
+    {"clone (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
+    {"unshare (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
+    {"clone3", "its flags sit in memory a filter cannot read; answered ENOSYS so libc uses clone"},
+    {"ioctl (TIOCSTI)", "pushes input into a terminal: keystrokes into the host's shell"},
+    {"ioctl (TIOCLINUX)", "reads and pastes a virtual console's contents"},
+    // Files in SocketDir and TmpDir are the host's: nosuid holds inside the sandbox only, so
+    // a setuid or setgid bit set here would be honoured on the host (systemd's
+    // RestrictSUIDSGID= refuses the same calls).
+    {"chmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmodat (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"fchmodat2 (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
+    {"open (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"openat (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"creat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"mknod (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"mknodat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
+    {"openat2",
+     "its mode sits in memory a filter cannot read; answered ENOSYS so libc uses openat"},
+};
+
+// fchmodat2 (Linux 6.6) is newer than this libseccomp; its number is the same on every
+// architecture, as for every system call added since 5.1.
+constexpr int kFchmodat2 = 452;
+
+void add(scmp_filter_ctx ctx, uint32_t action, int syscall, const char *name, unsigned count = 0,
+         const scmp_arg_cmp *args = nullptr) {
+  if (syscall == __NR_SCMP_ERROR) return;  // not a system call on this architecture
+  int rc = seccomp_rule_add_array(ctx, action, syscall, count, args);
+  if (rc != 0) throw SetupError("seccomp", std::string("rule for ") + name + ": " + strerror(-rc));
+}
+
+}  // namespace
+
+const DeniedSyscall *denied_syscalls(unsigned &count) noexcept {
+  count = sizeof kDenied / sizeof kDenied[0];
+  return kDenied;
+}
+
+SeccompContext build_default_filter() {
+  SeccompContext ctx(seccomp_init(SCMP_ACT_ALLOW), &seccomp_release);
+  if (!ctx) throw SetupError("seccomp", "seccomp_init failed");
+  const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+
+  for (const auto &entry : kDenied) {
+    if (entry.name.find(' ') != std::string_view::npos || entry.name == "clone3" ||
+        entry.name == "openat2") {
+      continue;  // argument filters and ENOSYS answers, added below
+    }
+    const std::string name(entry.name);
+    add(ctx.get(), deny, seccomp_syscall_resolve_name(name.c_str()), name.c_str());
+  }
+
+  const scmp_arg_cmp new_user_clone = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+  add(ctx.get(), deny, SCMP_SYS(clone), "clone", 1, &new_user_clone);
+  add(ctx.get(), deny, SCMP_SYS(unshare), "unshare", 1, &new_user_clone);
+  add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3");
+  // The request is an int; compare its low 32 bits whatever the upper ones hold.
+  const scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCSTI);
+  const scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX);
+  add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCSTI", 1, &tiocsti);
+  add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCLINUX", 1, &tioclinux);
+
+  // Setuid and setgid bits, each on its own: a rule is one AND of argument comparisons.
+  for (const scmp_datum_t bit : {scmp_datum_t{S_ISUID}, scmp_datum_t{S_ISGID}}) {
+    const scmp_arg_cmp mode1 = SCMP_A1(SCMP_CMP_MASKED_EQ, bit, bit);
+    const scmp_arg_cmp mode2 = SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit);
+    const scmp_arg_cmp mode3 = SCMP_A3(SCMP_CMP_MASKED_EQ, bit, bit);
+    add(ctx.get(), deny, SCMP_SYS(chmod), "chmod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(fchmod), "fchmod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(fchmodat), "fchmodat", 1, &mode2);
+    int fchmodat2 = seccomp_syscall_resolve_name("fchmodat2");
+    add(ctx.get(), deny, fchmodat2 == __NR_SCMP_ERROR ? kFchmodat2 : fchmodat2, "fchmodat2", 1,
+        &mode2);
+    add(ctx.get(), deny, SCMP_SYS(creat), "creat", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(mknod), "mknod", 1, &mode1);
+    add(ctx.get(), deny, SCMP_SYS(mknodat), "mknodat", 1, &mode2);
+    // O_TMPFILE creates a file with a mode too.
+    for (const scmp_datum_t creating : {scmp_datum_t{O_CREAT}, scmp_datum_t{__O_TMPFILE}}) {
+      const scmp_arg_cmp open_args[] = {SCMP_A1(SCMP_CMP_MASKED_EQ, creating, creating), mode2};
+      const scmp_arg_cmp openat_args[] = {SCMP_A2(SCMP_CMP_MASKED_EQ, creating, creating), mode3};
+      add(ctx.get(), deny, SCMP_SYS(open), "open", 2, open_args);
+      add(ctx.get(), deny, SCMP_SYS(openat), "openat", 2, openat_args);
+    }
+  }
+  add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2");
+  return ctx;
+}
+
+}  // namespace sandbox_host::backends
