@@ -16,10 +16,8 @@ hand-written notes are kept.
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -28,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DOCS = REPO / "docs" / "benchmarks.md"
+from bench_common import (DOCS, REPO, die, display_path, load_average, machine, output_of,
+                          source_revision, write_section)
+
 BEGIN = "<!-- namespaces-bench:begin -->"
 END = "<!-- namespaces-bench:end -->"
 PLUGIN = "/bin/true"
@@ -37,26 +36,6 @@ BACKEND_ENV = "CLAWPATROL_SANDBOX_BACKEND"
 TARGET_RATIO = 0.5
 # Directories of the root that merged-/usr systems have as symlinks into /usr.
 ROOT_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]
-
-
-def die(message):
-    print(f"{Path(sys.argv[0]).name}: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def output_of(command):
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def display_path(path):
-    resolved = Path(path).resolve()
-    try:
-        return str(resolved.relative_to(REPO))
-    except ValueError:
-        return str(resolved)
 
 
 # ---- the unprivileged user and a copy of the build it can run -------------------------------
@@ -235,51 +214,6 @@ def quietly(measure, args):
     return best + (attempt,)
 
 
-def load_average():
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return None
-
-
-def machine():
-    cpu = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": output_of(["nproc"]) or str(os.cpu_count()),
-        "kernel": platform.release(),
-        "cpu": cpu,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "os": next((line.split("=", 1)[1].strip('"') for line in
-                    Path("/etc/os-release").read_text().splitlines()
-                    if line.startswith("PRETTY_NAME=")), None),
-    }
-
-
-def source_revision():
-    head = output_of(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
-    if head is None:
-        return None
-    try:
-        dirty = subprocess.run(["git", "--no-optional-locks", "-C", str(REPO), "status",
-                                "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        dirty = ""
-    if not dirty.strip():
-        return head
-    # Which top-level directories differ: bench/ and docs/ do not change what is measured.
-    dirs = sorted({line[3:].split("/")[0] + ("/" if "/" in line[3:] else "")
-                   for line in dirty.splitlines() if len(line) > 3})
-    return head + " with uncommitted changes in " + ", ".join(f"`{d}`" for d in dirs)
-
-
 # ---- hyperfine ------------------------------------------------------------------------------
 
 def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs):
@@ -446,16 +380,6 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
     return "\n".join(out) + "\n"
 
 
-def write_section(section):
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    start, end = text.find(BEGIN), text.find(END)
-    if start != -1 and end != -1 and start < end:
-        text = text[:start] + section.rstrip("\n") + text[end + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.write_text(text)
-
-
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -543,7 +467,7 @@ def main():
     if args.no_write:
         print(section)
     else:
-        write_section(section)
+        write_section(section, BEGIN, END)
         print(f"wrote {DOCS}", file=sys.stderr)
     by_key = {r["key"]: r for r in rows}
     for r in rows:

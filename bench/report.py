@@ -12,10 +12,8 @@ time goes).
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -23,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DOCS = REPO / "docs" / "benchmarks.md"
+from bench_common import (DOCS, die, display_path, load_average, machine, output_of,
+                          source_revision, write_section)
+
 BEGIN = "<!-- spawn-bench:begin -->"
 END = "<!-- spawn-bench:end -->"
 PLUGIN = "/bin/true"
@@ -40,27 +39,6 @@ BENCHMARKS = [
 ]
 
 TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-
-
-def die(message):
-    print(f"report.py: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-def output_of(command):
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def display_path(path):
-    """path relative to the repository root when it lies inside it (the command is run there)."""
-    resolved = Path(path).resolve()
-    try:
-        return str(resolved.relative_to(REPO))
-    except ValueError:
-        return str(resolved)
 
 
 def run_spawn_bench(binary):
@@ -165,41 +143,6 @@ def run_hyperfine(sandbox_host, config_path):
         rows.append({"label": label, "argv": argv, "mean_ms": r["mean"] * 1e3,
                      "stddev_ms": r["stddev"] * 1e3, "median_ms": r["median"] * 1e3})
     return rows, notes
-
-
-def load_average():
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return None
-
-
-def machine():
-    cpu = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "nproc": output_of(["nproc"]) or str(os.cpu_count()),
-        "kernel": platform.release(),
-        "cpu": cpu,
-        "load_before": load_average(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-    }
-
-
-def source_revision():
-    head = output_of(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
-    if head is None:
-        return None
-    # --no-optional-locks: read-only, never refreshes the index.
-    dirty = output_of(["git", "--no-optional-locks", "-C", str(REPO), "status", "--porcelain",
-                       "--untracked-files=no"])
-    return head + (" with uncommitted changes in the work tree" if dirty else "")
 
 
 def fmt_ms(mean, stddev):
@@ -330,20 +273,6 @@ def render(binary, context, rows, hf_rows, hf_notes, env, revision):
     return "\n".join(out) + "\n"
 
 
-def write_section(section):
-    if DOCS.exists():
-        text = DOCS.read_text()
-        start, end = text.find(BEGIN), text.find(END)
-        if start != -1 and end != -1 and start < end:
-            text = text[:start] + section.rstrip("\n") + text[end + len(END):]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-    else:
-        text = "# Benchmarks\n\n" + section
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -365,7 +294,8 @@ def main():
         hf_rows, hf_notes = run_hyperfine(sandbox_host, str(config))
 
     env["load_after"] = load_average()
-    write_section(render(binary, context, rows, hf_rows, hf_notes, env, source_revision()))
+    write_section(render(binary, context, rows, hf_rows, hf_notes, env, source_revision()), BEGIN,
+                  END)
     bare = rows["BM_BareSpawn"]["mean_ms"]
     off = rows["BM_SandboxHostRunOff"]["mean_ms"]
     print(f"spawn_bench: bare {bare:.3f} ms, sandbox-host run (off) {off:.3f} ms, "
