@@ -80,6 +80,8 @@ ProbeReport probe_user_namespaces() {
   pid_t child = ::fork();
   if (child < 0) {
     report.reason = std::string("probe: fork: ") + std::strerror(errno);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
     return report;
   }
   if (child == 0) {
