@@ -17,39 +17,40 @@ namespace sandbox_host::namespaces {
 namespace {
 
 // The first line of a file, or "" when it cannot be read.
-std::string read_line(const char *path) {
+std::string read_line(const std::string &path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
   return line;
 }
 
-std::string seccomp_mode() {
-  std::ifstream in("/proc/self/status");
+std::string seccomp_mode(const std::string &proc_root) {
+  std::ifstream in(proc_root + "/self/status");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("Seccomp:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 8));
   }
   return "";
 }
 
-// Why user namespaces fail here, from the settings that can stop them, most specific first.
-void explain(int error, ProbeReport &report) {
+}  // namespace
+
+void explain_refusal(int error, const std::string &proc_root, ProbeReport &report) {
   const std::string failure =
       std::string("creating a user namespace failed: ") + std::strerror(error);
-  if (read_line("/proc/sys/user/max_user_namespaces") == "0") {
+  if (read_line(proc_root + "/sys/user/max_user_namespaces") == "0") {
     report.reason = failure + " (user.max_user_namespaces=0)";
     report.hint = "sysctl -w user.max_user_namespaces=15000";
-  } else if (read_line("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+  } else if (read_line(proc_root + "/sys/kernel/unprivileged_userns_clone") == "0") {
     report.reason = failure + " (kernel.unprivileged_userns_clone=0)";
     report.hint = "sysctl -w kernel.unprivileged_userns_clone=1";
-  } else if (read_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
+  } else if (read_line(proc_root + "/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
     report.reason = failure +
                     " (AppArmor restricts unprivileged user namespaces: "
                     "kernel.apparmor_restrict_unprivileged_userns=1)";
     report.hint =
         "give sandbox-host an AppArmor profile with the userns rule, or "
         "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-  } else if (seccomp_mode() == "2") {
+  } else if (seccomp_mode(proc_root) == "2") {
     report.reason = failure +
                     " (a seccomp filter on this process, as a container runtime "
                     "installs, refuses it)";
@@ -63,8 +64,6 @@ void explain(int error, ProbeReport &report) {
         "policy; the landlock backend works without user namespaces";
   }
 }
-
-}  // namespace
 
 ProbeReport probe_user_namespaces() {
   ProbeReport report;
@@ -134,7 +133,7 @@ ProbeReport probe_user_namespaces() {
         "the probe's child died before it could report (killed by a seccomp filter "
         "or a security module?)";
   } else {
-    explain(result, report);
+    explain_refusal(result, "/proc", report);
   }
   return report;
 }
