@@ -82,11 +82,26 @@ using backends::throw_errno;
   ::_exit(supervise(plugin));
 }
 
+// Whether path is dir or lies below it.
+bool covers(const std::string &path, const std::string &dir) {
+  return path == dir || path.rfind(dir + "/", 0) == 0;
+}
+
 class NamespacesBackend final : public Backend {
  public:
   ProbeReport probe() override { return probe_user_namespaces(); }
 
-  void build_command(const Spec &, CommandBuilder &command) override { command.reexec_stage1(); }
+  void build_command(const Spec &spec, CommandBuilder &command) override {
+    for (const auto &path : spec.read_paths) {
+      if (path == "/" || covers(path, "/proc") || covers(path, "/dev")) {
+        throw std::invalid_argument(
+            "read path " + path +
+            ": the sandbox builds its own /, /proc and /dev; grant the directories the "
+            "plugin needs instead");
+      }
+    }
+    command.reexec_stage1();
+  }
 
   void stage1(const Spec &spec) override {
     // Planned before any namespace exists: paths resolve as the host sees them.

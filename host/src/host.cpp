@@ -38,7 +38,9 @@ Host::Host(Config config)
       audit_(make_audit_sink(config_.audit_format, config_.audit_path)),
       registry_(config_.module_dirs) {}
 
-void Host::load_enabled() { registry_.load_enabled(config_, *audit_); }
+void Host::load_enabled() {
+  registry_.load_enabled(config_, *audit_);
+}
 
 BackendStatus Host::status_of(const std::string &name) const {
   BackendStatus status;
@@ -165,7 +167,14 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
     throw;
   }
   const BackendModule backend = this->backend(mode);
-  BackendCommand built = backend.build_command(spec);
+  BackendCommand built;
+  try {
+    built = backend.build_command(spec);
+  } catch (const std::exception &e) {
+    audit_->record({mode, spec.plugin_name, "backend-command", e.what(),
+                    "the backend refused this Spec; see its message"});
+    throw;
+  }
 
   LaunchCommand command;
   command.env = base_env(spec);

@@ -48,3 +48,25 @@ TEST(NamespacesLifecycle, TerminationSignalsReachThePluginThroughInit) {
 
 }  // namespace
 }  // namespace sandbox_host
+
+namespace sandbox_host {
+namespace {
+
+TEST(NamespacesLifecycle, ReadPathsThatWouldUncoverTheHostAreRefused) {
+  for (const std::string path : {"/", "/proc", "/dev/shm"}) {
+    ProcessResult result =
+        run_process({SANDBOX_HOST_EXE, "run", "--read", path, "--", REPORT_PLUGIN, "report"},
+                    test::with_env(kEnv));
+    EXPECT_EQ(result.code, 125) << path;
+    EXPECT_EQ(result.out, "") << path;
+    EXPECT_NE(result.err.find("sandbox-host: refused: namespaces plugin=report_plugin "
+                              "rule=backend-command: backend namespaces: cannot build the "
+                              "command for plugin \"report_plugin\": read path " +
+                              path + ": the sandbox builds its own /, /proc and /dev"),
+              std::string::npos)
+        << result.err;
+  }
+}
+
+}  // namespace
+}  // namespace sandbox_host
