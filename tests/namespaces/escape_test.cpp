@@ -12,14 +12,11 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -593,66 +590,6 @@ TEST_P(NamespacesEscape, HostWideKernelSettingsCannotBeChanged) {
 
 // ---- the terminal ----------------------------------------------------------------------
 
-// Runs argv with stdin on fd, stdout and stderr captured, bounded by timeout.
-ProcessResult run_with_stdin(const std::vector<std::string> &argv,
-                             const std::vector<std::string> &env, int stdin_fd,
-                             std::chrono::milliseconds timeout) {
-  ProcessResult result;
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return result;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  std::vector<char *> args, envp;
-  for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto &e : env) envp.push_back(const_cast<char *>(e.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    ::close(err[0]);
-    return result;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool open[2] = {true, true};
-  int fds[2] = {out[0], err[0]};
-  while (open[0] || open[1]) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p[2] = {{open[0] ? fds[0] : -1, POLLIN, 0}, {open[1] ? fds[1] : -1, POLLIN, 0}};
-    if (::poll(p, 2, static_cast<int>(left.count())) <= 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (p[i].revents == 0) continue;
-      char buffer[4096];
-      ssize_t n = ::read(fds[i], buffer, sizeof buffer);
-      if (n > 0) {
-        (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
-      } else {
-        open[i] = false;
-      }
-    }
-  }
-  ::close(out[0]);
-  ::close(err[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) result.code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  return result;
-}
-
 TEST_P(NamespacesEscape, NoInputCanBePushedIntoATerminal) {
   // A terminal nobody has as its controlling one, as stdin: the plugin can make it its own,
   // so the kernel's own "not your terminal" check would not refuse TIOCSTI; only the
@@ -665,7 +602,10 @@ TEST_P(NamespacesEscape, NoInputCanBePushedIntoATerminal) {
   ASSERT_EQ(::chown(slave_name.c_str(), uid(), uid()), 0);
   int slave = ::open(slave_name.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
   ASSERT_GE(slave, 0);
-  Attempt a = to_attempt(run_with_stdin(argv(plugin(), {"tiocsti"}), host_env(), slave, 15s));
+  test::ProcessOptions options = test::with_env(host_env());
+  options.stdin_fd = slave;
+  options.timeout = 15s;
+  Attempt a = to_attempt(test::run_process(argv(plugin(), {"tiocsti"}), options));
   ::close(slave);
   EXPECT_TRUE(DeniedWith(a, "tty=yes plain=EPERM high=EPERM"));
   // Nothing arrived on the terminal (an injected byte would be echoed to the master).

@@ -22,6 +22,8 @@ struct ProcessOptions {
   // Replaces the environment when set; inherits the test's otherwise.
   std::optional<std::vector<std::string>> env;
   std::chrono::milliseconds timeout{20000};
+  // The descriptor to give the command as stdin; /dev/null when unset.
+  std::optional<int> stdin_fd;
 };
 
 // Options with exactly this environment.
