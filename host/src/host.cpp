@@ -99,6 +99,13 @@ Availability Host::probe_uncached(const std::optional<std::string> &forced) cons
                    "[plugins.<name>] table");
 }
 
+BackendStatus Host::configured_status(const std::string &name) {
+  std::lock_guard lock(probe_mutex_);
+  auto it = configured_cache_.find(name);
+  if (it == configured_cache_.end()) it = configured_cache_.emplace(name, status_of(name)).first;
+  return it->second;
+}
+
 Availability Host::probe() {
   require_stage1("probe");
   const auto forced = forced_backend();
@@ -131,7 +138,7 @@ std::string Host::mode_for(const std::string &plugin_name) {
   const PluginConfig plugin = config_.plugin(plugin_name);
   if (plugin.sandbox == "auto") return probed_mode_for(plugin_name);
   if (plugin.sandbox == kModeOff) return plugin.sandbox;
-  BackendStatus status = status_of(plugin.sandbox);
+  BackendStatus status = configured_status(plugin.sandbox);
   if (!status.available) {
     audit_->record({"probe", plugin_name, "configured-backend",
                     "run under backend " + plugin.sandbox + ": " + with_hint(status),

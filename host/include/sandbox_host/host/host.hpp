@@ -49,6 +49,8 @@ class Host {
  private:
   BackendModule backend(const std::string &name) const;
   std::string probed_mode_for(const std::string &plugin_name);
+  // A backend a plugin's config names, probed once per Host like probe()'s answer.
+  BackendStatus configured_status(const std::string &name);
   BackendStatus status_of(const std::string &name) const;
   Availability probe_uncached(const std::optional<std::string> &forced) const;
 
@@ -57,6 +59,7 @@ class Host {
   mutable Registry registry_;  // a cache of loaded modules, filled on first use
   std::mutex probe_mutex_;
   std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;
+  std::map<std::string, BackendStatus> configured_cache_;
 };
 
 // The process's Host, built from the default config on first use.
