@@ -14,30 +14,28 @@ namespace {
 
 std::atomic<bool> wired{false};
 
-[[noreturn]] void fail(const std::string &message) { exit_stage1_failure(message); }
-
 [[noreturn]] void run_child(const std::string &backend, const std::string &spec_json) {
   Stage1Payload payload;
   try {
     payload = decode_stage1_payload(spec_json);
   } catch (const std::exception &e) {
-    fail(e.what());
+    exit_stage1_failure(e.what());
   }
   if (payload.backend != backend) {
-    fail("spec: written for backend \"" + payload.backend + "\", but " + std::string(kEnvStage1) +
-         " names \"" + backend + "\"");
+    exit_stage1_failure("spec: written for backend \"" + payload.backend + "\", but " +
+                        std::string(kEnvStage1) + " names \"" + backend + "\"");
   }
   std::shared_ptr<const LoadedModule> module;
   try {
     module = std::make_shared<const LoadedModule>(payload.module_file, ModuleKind::backend);
   } catch (const std::exception &e) {
-    fail(std::string("load backend: ") + e.what());
+    exit_stage1_failure(std::string("load backend: ") + e.what());
   }
   if (module->name() != backend) {
-    fail("load backend: " + payload.module_file + " is backend \"" + module->name() + "\", not \"" +
-         backend + "\"");
+    exit_stage1_failure("load backend: " + payload.module_file + " is backend \"" + module->name() +
+                        "\", not \"" + backend + "\"");
   }
-  fail(BackendModule(module).stage1(payload.spec));
+  exit_stage1_failure(BackendModule(module).stage1(payload.spec));
 }
 
 }  // namespace
@@ -53,7 +51,7 @@ void stage1() {
   std::string spec_json = spec != nullptr ? spec : "";
   ::unsetenv(std::string(kEnvStage1).c_str());
   ::unsetenv(std::string(kEnvSpec).c_str());
-  if (spec == nullptr) fail("spec: " + std::string(kEnvSpec) + " is not set");
+  if (spec == nullptr) exit_stage1_failure("spec: " + std::string(kEnvSpec) + " is not set");
   run_child(backend_name, spec_json);
 }
 
