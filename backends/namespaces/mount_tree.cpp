@@ -159,7 +159,7 @@ void build_dev(const std::string &dev) {
 
 }  // namespace
 
-std::vector<MountEntry> plan_mount_tree(const Spec &spec) {
+std::vector<MountEntry> plan_system_mounts() {
   std::vector<MountEntry> plan;
   for (const char *dir : kSystemDirs) {
     struct stat st {};
@@ -176,6 +176,11 @@ std::vector<MountEntry> plan_mount_tree(const Spec &spec) {
     std::string source = resolved(entry);
     if (!source.empty()) plan.push_back({MountEntry::Kind::bind_read_only, source, entry});
   }
+  return plan;
+}
+
+std::vector<MountEntry> plan_spec_mounts(const Spec &spec) {
+  std::vector<MountEntry> plan;
   for (const auto &path : spec.read_paths) {
     plan.push_back({MountEntry::Kind::bind_read_only, path, path});
   }
@@ -185,10 +190,12 @@ std::vector<MountEntry> plan_mount_tree(const Spec &spec) {
   return plan;
 }
 
-void build_mount_tree(const std::vector<MountEntry> &plan) {
-  // Nothing done here propagates back to the host's mounts.
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    throw_errno(kStep, "make / private");
+void begin_mount_tree(const std::vector<MountEntry> &system, HostMounts host_mounts) {
+  // Nothing done here propagates back to the host's mounts; a prepared sandbox still
+  // receives the host's new mounts below the old root until its launch is mounted.
+  const unsigned long propagation = host_mounts == HostMounts::follow ? MS_SLAVE : MS_PRIVATE;
+  if (::mount(nullptr, "/", nullptr, MS_REC | propagation, nullptr) != 0) {
+    throw_errno(kStep, "stop propagation to the host");
   }
   if (::mount("tmpfs", kBase, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0) {
     throw_errno(kStep, "mount the base tmpfs");
@@ -208,15 +215,19 @@ void build_mount_tree(const std::vector<MountEntry> &plan) {
   if (::chdir("/") != 0) throw_errno(kStep, "chdir /");
 
   const std::string root(kNewRoot);
-  const std::string old_root(kOldRoot);
   // Process directories only: no /proc/sys, /proc/sysrq-trigger or other host-wide file,
   // which checks the writer's uid, not a capability, and uid 0 stays uid 0 here when the
   // launcher is root.
   mount_fs("proc", root + "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid");
   build_dev(root + "/dev");
   mount_fs("tmpfs", root + "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
+  add_mounts(system);
+}
 
-  for (const auto &entry : plan) {
+void add_mounts(const std::vector<MountEntry> &entries) {
+  const std::string root(kNewRoot);
+  const std::string old_root(kOldRoot);
+  for (const auto &entry : entries) {
     const std::string target = root + entry.target;
     if (entry.kind == MountEntry::Kind::symlink) {
       make_dirs(target.substr(0, target.rfind('/')));
@@ -233,7 +244,14 @@ void build_mount_tree(const std::vector<MountEntry> &plan) {
     if (entry.kind == MountEntry::Kind::bind_read_only) attributes |= MOUNT_ATTR_RDONLY;
     bind(source, target, attributes);
   }
+}
 
+void finish_mount_tree() {
+  const std::string root(kNewRoot);
+  // From here on, not even a mount the host makes below a granted path reaches inside.
+  if (::mount(nullptr, root.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    throw_errno(kStep, "make the new root private");
+  }
   // Leave the host's root behind for good, then make the new root the root.
   if (::umount2(kOldRoot.data(), MNT_DETACH) != 0) throw_errno(kStep, "detach the host root");
   if (::chdir(root.c_str()) != 0) throw_errno(kStep, "chdir to the new root");

@@ -1,5 +1,6 @@
 // The sandbox's deny-by-default mount tree: a fresh tmpfs root holding only what the Spec
-// grants and what an ordinary dynamically linked program needs to run.
+// grants and what an ordinary dynamically linked program needs to run. Built in three
+// steps, so that a prepared sandbox can do the first before its Spec is known.
 #pragma once
 
 #include <sandbox_host/spec.hpp>
@@ -21,14 +22,25 @@ struct MountEntry {
   std::string target;  // path inside the sandbox
 };
 
-// What the Spec and the system need, resolved on the host before anything is mounted.
-// System paths that do not exist on this host are left out.
-std::vector<MountEntry> plan_mount_tree(const Spec &spec);
+// What an ordinary program needs from the system, resolved on the host before anything
+// is mounted. System paths that do not exist on this host are left out.
+std::vector<MountEntry> plan_system_mounts();
+// What the Spec grants. Its paths are resolved already; they are opened below the host
+// root without following any symlink when mounted.
+std::vector<MountEntry> plan_spec_mounts(const Spec &spec);
 
-// Builds the tree in the current (new) mount namespace and makes it the root: private
-// propagation, a tmpfs root, the planned entries, a fresh /proc (the caller must already be
-// in the sandbox's pid namespace), a minimal /dev, a private /tmp; then pivot_root, the host
-// root detached, the new root read-only.
-void build_mount_tree(const std::vector<MountEntry> &plan);
+// Whether the host's mounts made from now on still show below the old root.
+enum class HostMounts {
+  ignore,  // a launch whose Spec is known: private propagation at once
+  follow,  // a prepared sandbox: slave, until finish_mount_tree()
+};
+
+// In the current (new) mount namespace, whose process is already in the sandbox's pid
+// namespace: a tmpfs root holding a fresh /proc, a minimal /dev, a private /tmp and the
+// system entries, with the host root still reachable for add_mounts().
+void begin_mount_tree(const std::vector<MountEntry> &system, HostMounts host_mounts);
+void add_mounts(const std::vector<MountEntry> &entries);
+// Makes the tree private, detaches the host root, pivots into the tree, makes / read-only.
+void finish_mount_tree();
 
 }  // namespace sandbox_host::namespaces

@@ -5,7 +5,8 @@
 // Stage 1 runs in the re-executed host binary (S) and makes three processes:
 //   S    enters the new namespaces, forks I, and waits for it outside the sandbox;
 //   I    pid 1 of the new pid namespace: builds the mount tree, hardens itself, forks P,
-//        reaps and passes signals on, exits with P's status;
+//        reaps and passes signals on, exits with P's status; in a prepared sandbox it
+//        builds the Spec-independent part of the tree first, then waits for its launch;
 //   P    the plugin: own session, cwd TmpDir, exec.
 // A failure in any of them is one "clawpatrol-sandbox: <step>: <reason>" line and exit 87.
 #include "loopback.hpp"
@@ -19,13 +20,19 @@
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/stage1_failure.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <string>
 #include <vector>
 
 extern char **environ;
@@ -35,51 +42,128 @@ namespace {
 
 using backends::throw_errno;
 
-[[noreturn]] void run_plugin(const Spec &spec) {
-  try {
-    sigset_t none;
-    sigemptyset(&none);
-    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) throw_errno("signals", "sigprocmask");
-    backends::new_session();
-    if (::chdir(spec.tmp_dir.c_str()) != 0) throw_errno("exec", "chdir " + spec.tmp_dir);
-    std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
-    for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
+// What the plugin's process needs, made before it starts: it is vfork'ed, so until its exec
+// it runs on the init's memory and may only make system calls.
+struct PluginStart {
+  explicit PluginStart(const Spec &spec)
+      : path(spec.binary_path),
+        tmp_dir(spec.tmp_dir),
+        shown_path(one_line(spec.binary_path)),
+        shown_chdir("chdir " + one_line(spec.tmp_dir)),
+        args(spec.args) {
+    argv.push_back(path.data());
+    for (auto &arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    ::execve(spec.binary_path.c_str(), argv.data(), environ);
-    throw_errno("exec", spec.binary_path);
-  } catch (const std::exception &e) {
-    exit_stage1_failure(e.what());
   }
+  PluginStart(const PluginStart &) = delete;
+  PluginStart &operator=(const PluginStart &) = delete;
+  static std::string one_line(std::string text) {
+    for (char &c : text) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    return text;
+  }
+
+  std::string path, tmp_dir, shown_path, shown_chdir;
+  std::vector<std::string> args;
+  std::vector<char *> argv;  // points into path and args
+};
+
+// exit_stage1_failure()'s line without allocating: "<prefix><step>: <what>: <error>".
+[[noreturn]] void fail_before_exec(const char *step, const std::string &what, int error) {
+  auto part = [](const void *data, size_t size) { return iovec{const_cast<void *>(data), size}; };
+  const char *reason = ::strerrordesc_np(error);
+  if (reason == nullptr) reason = "unknown error";
+  const iovec parts[] = {part(kStage1ErrorPrefix.data(), kStage1ErrorPrefix.size()),
+                         part(step, std::strlen(step)),
+                         part(": ", 2),
+                         part(what.data(), what.size()),
+                         part(": ", 2),
+                         part(reason, std::strlen(reason)),
+                         part("\n", 1)};
+  ssize_t ignored = ::writev(STDERR_FILENO, parts, std::size(parts));
+  (void)ignored;
+  ::_exit(kStage1ExitCode);
+}
+
+// The plugin's process, between vfork and exec.
+[[noreturn]] void exec_plugin(const PluginStart &start) {
+  sigset_t none;
+  sigemptyset(&none);
+  if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0)
+    fail_before_exec("signals", "sigprocmask", errno);
+  // Own session: no controlling terminal, so TIOCSTI cannot reach the host's.
+  if (::setsid() < 0) fail_before_exec("session", "setsid", errno);
+  if (::chdir(start.tmp_dir.c_str()) != 0) fail_before_exec("exec", start.shown_chdir, errno);
+  ::execve(start.path.c_str(), start.argv.data(), environ);
+  fail_before_exec("exec", start.shown_path, errno);
 }
 
 // pid 1 of the sandbox. parent_pidfd refers to S, which must still be there once this
-// process has asked to die with it.
-[[noreturn]] void run_init(const Spec &spec, const std::vector<MountEntry> &plan,
-                           int parent_pidfd) {
+// process has asked to die with it. take_launch gives the Spec: the one S was started with,
+// or, for a prepared sandbox, the one the host hands over once the rest is set up.
+template <class TakeLaunch>
+[[noreturn]] void run_init(Network network, const std::vector<MountEntry> &system,
+                           HostMounts host_mounts, int parent_pidfd, int status_fd,
+                           TakeLaunch take_launch) {
+  std::optional<PluginStart> start;
   try {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) throw_errno("parent", "PR_SET_PDEATHSIG");
     pollfd parent{parent_pidfd, POLLIN, 0};
     if (::poll(&parent, 1, 0) != 0) throw backends::SetupError("parent", "stage 1 is gone");
     ::close(parent_pidfd);
 
-    build_mount_tree(plan);
-    if (spec.network == Network::none) bring_up_loopback();
+    begin_mount_tree(system, host_mounts);
+    if (network == Network::none) bring_up_loopback();
     if (::sethostname("sandbox", 7) != 0) throw_errno("uts", "sethostname");
+    // Needs no Spec, and dropping the bounding set is one call per capability.
+    backends::drop_bounding_set();
+    const Spec spec = take_launch();
+    add_mounts(plan_spec_mounts(spec));
+    finish_mount_tree();
+    start.emplace(spec);
 
     // Its memory still holds the control variables it was started with (unsetenv does not
     // wipe them): the plugin, same uid, may read neither /proc/1/environ nor /proc/1/mem.
     if (::prctl(PR_SET_DUMPABLE, 0) != 0) throw_errno("init", "PR_SET_DUMPABLE");
-    backends::close_descriptors_above_stderr();
+    backends::close_descriptors_except(status_fd);
     backends::drop_all_capabilities();
     backends::set_no_new_privs();
     backends::install_seccomp_filter();
   } catch (const std::exception &e) {
     exit_stage1_failure(e.what());
   }
-  pid_t plugin = ::fork();
-  if (plugin < 0) exit_stage1_failure(std::string("init: fork: ") + std::strerror(errno));
-  if (plugin == 0) run_plugin(spec);
-  ::_exit(supervise(plugin));
+  // vfork: no copy of the init's page tables on the launch path.
+  pid_t plugin = ::vfork();
+  if (plugin < 0) exit_stage1_failure(std::string("init: vfork: ") + std::strerror(errno));
+  if (plugin == 0) exec_plugin(*start);
+  report_and_wait_for_the_end(status_fd, supervise(plugin));
+}
+
+// Stage 1 proper (S): enters the namespaces, forks init and waits for its report.
+template <class TakeLaunch>
+[[noreturn]] void contain(Network network, HostMounts host_mounts, TakeLaunch take_launch) {
+  // Planned before any namespace exists: paths resolve as the host sees them.
+  const std::vector<MountEntry> system = plan_system_mounts();
+  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+  if (network == Network::none) flags |= CLONE_NEWNET;
+  enter_user_namespace(flags, ::getuid(), ::getgid());
+
+  int self = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
+  if (self < 0) throw_errno("parent", "pidfd_open");
+  int status[2];
+  if (::pipe2(status, O_CLOEXEC) != 0) throw_errno("init", "pipe");
+  const sigset_t signals = supervised_signals();
+  if (::sigprocmask(SIG_BLOCK, &signals, nullptr) != 0) throw_errno("signals", "sigprocmask");
+  pid_t init = ::fork();
+  if (init < 0) throw_errno("pid namespace", "fork the sandbox's init");
+  if (init == 0) {
+    ::close(status[0]);
+    run_init(network, system, host_mounts, self, status[1], take_launch);
+  }
+  ::close(self);
+  ::close(status[1]);
+  ::_exit(await_report(init, status[0]));
 }
 
 // Whether path is dir or lies below it.
@@ -104,21 +188,19 @@ class NamespacesBackend final : public Backend {
   }
 
   void stage1(const Spec &spec) override {
-    // Planned before any namespace exists: paths resolve as the host sees them.
-    const std::vector<MountEntry> plan = plan_mount_tree(spec);
-    int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-    if (spec.network == Network::none) flags |= CLONE_NEWNET;
-    enter_user_namespace(flags, ::getuid(), ::getgid());
+    contain(spec.network, HostMounts::ignore, [&spec] { return spec; });
+  }
 
-    int self = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
-    if (self < 0) throw_errno("parent", "pidfd_open");
-    const sigset_t signals = supervised_signals();
-    if (::sigprocmask(SIG_BLOCK, &signals, nullptr) != 0) throw_errno("signals", "sigprocmask");
-    pid_t init = ::fork();
-    if (init < 0) throw_errno("pid namespace", "fork the sandbox's init");
-    if (init == 0) run_init(spec, plan, self);
-    ::close(self);
-    ::_exit(supervise(init));
+  void stage1_prepared(Network network, LaunchSource &source) override {
+    contain(network, HostMounts::follow, [network, &source] {
+      Spec spec = source.await_launch();
+      if (spec.network != network) {
+        throw backends::SetupError("launch", "network " + std::string(to_string(spec.network)) +
+                                                 ", but this sandbox was prepared for " +
+                                                 std::string(to_string(network)));
+      }
+      return spec;
+    });
   }
 };
 

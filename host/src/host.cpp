@@ -164,7 +164,7 @@ BackendModule Host::backend(const std::string &name) const {
   return BackendModule(std::move(module));
 }
 
-LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
+Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mode) const {
   require_stage1("command");
   try {
     check_spec(spec);
@@ -173,34 +173,67 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
                     "paths in a Spec must be absolute and symlink-resolved"});
     throw;
   }
-  const BackendModule backend = this->backend(mode);
-  BackendCommand built;
+  CheckedLaunch launch{this->backend(mode), {}, {}};
   try {
-    built = backend.build_command(spec);
+    launch.built = launch.backend.build_command(spec);
   } catch (const std::exception &e) {
     audit_->record({mode, spec.plugin_name, "backend-command", e.what(),
                     "the backend refused this Spec; see its message"});
     throw;
   }
-
-  LaunchCommand command;
-  command.env = base_env(spec);
-  for (const auto &[name, value] : built.env) {
+  launch.env = base_env(spec);
+  for (const auto &[name, value] : launch.built.env) {
     if (name.starts_with(kControlPrefix) || name.find('=') != std::string::npos || name.empty()) {
       throw std::runtime_error("backend " + mode + " set the variable \"" + name +
                                "\", which may not reach a plugin");
     }
-    command.env.push_back(name + "=" + value);
+    launch.env.push_back(name + "=" + value);
   }
-  if (built.reexec_stage1) {
+  return launch;
+}
+
+LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
+  CheckedLaunch launch = checked_launch(spec, mode);
+  LaunchCommand command;
+  command.env = std::move(launch.env);
+  if (launch.built.reexec_stage1) {
     command.program = "/proc/self/exe";
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
-    command.env.push_back(std::string(kEnvSpec) + "=" +
-                          encode_stage1_payload({mode, backend.module().file().string(), spec}));
+    command.env.push_back(
+        std::string(kEnvSpec) + "=" +
+        encode_stage1_payload({mode, launch.backend.module().file().string(), spec}));
   } else {
-    command.program = built.program;
-    command.args = std::move(built.args);
+    command.program = launch.built.program;
+    command.args = std::move(launch.built.args);
   }
+  return command;
+}
+
+std::optional<std::vector<std::string>> Host::prepared_launch_env(const Spec &spec,
+                                                                  const std::string &mode) const {
+  CheckedLaunch launch = checked_launch(spec, mode);
+  if (!launch.built.reexec_stage1 || !launch.backend.prepares()) return std::nullopt;
+  return std::move(launch.env);
+}
+
+bool Host::prepares(const std::string &mode) const {
+  return backend(mode).prepares();
+}
+
+LaunchCommand Host::prepare_command(const std::string &mode, Network network,
+                                    int control_fd) const {
+  require_stage1("prepare");
+  const BackendModule backend = this->backend(mode);
+  if (!backend.prepares()) {
+    throw std::logic_error("backend " + mode + " does not prepare sandboxes");
+  }
+  // Nothing of the host's environment: the launch brings the plugin's.
+  LaunchCommand command;
+  command.program = "/proc/self/exe";
+  command.env = {
+      std::string(kEnvStage1) + "=" + mode,
+      std::string(kEnvPrepared) + "=" +
+          encode_prepared_payload({mode, backend.module().file().string(), network, control_fd})};
   return command;
 }
 

@@ -42,18 +42,13 @@ static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) {
   return SH_ERROR;
 }
 
-static const sh_backend_v1 kTable = {sizeof(sh_backend_v1), probe, build_command, stage1};
+/* Written against ABI 1.0: the table ends before 1.1's stage1_prepared. */
+static const sh_backend_v1 kTable = {offsetof(sh_backend_v1, stage1_prepared), probe, build_command,
+                                     stage1, NULL};
 
 __attribute__((visibility("default"))) const sh_module_descriptor *sandbox_host_module_v1_0(void) {
-  static const sh_module_descriptor descriptor = {sizeof(sh_module_descriptor),
-                                                  SANDBOX_HOST_ABI_MAJOR,
-                                                  SANDBOX_HOST_ABI_MINOR,
-                                                  SH_KIND_BACKEND,
-                                                  {"cbackend", 8},
-                                                  {"1.2.3", 5},
-                                                  {"a backend in C", 14},
-                                                  create,
-                                                  destroy,
-                                                  &kTable};
+  static const sh_module_descriptor descriptor = {
+      sizeof(sh_module_descriptor), 1,      0,       SH_KIND_BACKEND, {"cbackend", 8}, {"1.2.3", 5},
+      {"a backend in C", 14},       create, destroy, &kTable};
   return &descriptor;
 }

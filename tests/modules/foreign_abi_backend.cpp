@@ -24,7 +24,7 @@ int32_t stage1(void *, const sh_spec *, sh_writer *) noexcept {
   return SH_ERROR;
 }
 
-const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build, &stage1};
+const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build, &stage1, nullptr};
 
 const sh_module_descriptor *entry() {
   static const sh_module_descriptor descriptor{sizeof(sh_module_descriptor),

@@ -9,7 +9,7 @@
 #   3. configures and builds examples/hello-op against that prefix only;
 #   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it,
 #      and checks `sandbox-host modules --json` reports it loaded (kind op, name hello,
-#      ABI 1.0) and nothing failed;
+#      ABI 1.1) and nothing failed;
 #   5. configures and builds examples/gateway-test against that prefix only
 #      (find_package(SandboxHost), find_package(GTest)), runs it with
 #      SANDBOX_HOST_TEST_MODULE_DIR=<scratch>/modules and checks that its off-backend test
@@ -189,8 +189,8 @@ if len(hello) != 1:
     problems.append(f"no loaded module of kind 'op' and name 'hello' in {json.dumps(loaded)}")
 else:
     m = hello[0]
-    if m.get("abi") != "1.0":
-        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.0'")
+    if m.get("abi") != "1.1":
+        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.1'")
     if m.get("file") != f"{modules_dir}/op_hello.so":
         problems.append(f"op hello was loaded from {m.get('file')!r}, not {modules_dir}/op_hello.so")
 if problems:

@@ -5,12 +5,26 @@
 
 namespace sandbox_host::backends {
 
+void drop_bounding_set() {
+  capng_get_caps_process();
+  capng_clear(CAPNG_SELECT_BOUNDS);
+  if (capng_apply(CAPNG_SELECT_BOUNDS) != 0) {
+    throw SetupError("capabilities", "capng_apply could not empty the bounding set");
+  }
+}
+
 void drop_all_capabilities() {
+  // libcap-ng drops the bounding set one capability per call, even an empty one.
+  capng_get_caps_process();
+  if (capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE) drop_bounding_set();
   capng_clear(CAPNG_SELECT_ALL);
-  if (capng_apply(CAPNG_SELECT_ALL) != 0) {
+  if (capng_apply(static_cast<capng_select_t>(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT)) != 0) {
     throw SetupError("capabilities", "capng_apply could not drop every capability");
   }
-  if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE) {
+  // Read back from the kernel, not from libcap-ng's own state.
+  capng_get_caps_process();
+  if (capng_have_capabilities(CAPNG_SELECT_CAPS) != CAPNG_NONE ||
+      capng_have_capabilities(CAPNG_SELECT_BOUNDS) != CAPNG_NONE) {
     throw SetupError("capabilities", "a capability is still held after dropping them all");
   }
 }

@@ -1,7 +1,9 @@
 #include "commands.hpp"
 
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
+#include <sandbox_host/host/unique_fd.hpp>
 
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -26,21 +29,8 @@ struct RunOptions {
   std::optional<std::string> socket_dir;
   std::optional<std::string> tmp_dir;
   std::vector<std::string> read;
+  bool prepared = false;
   std::vector<std::string> command;
-};
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
 };
 
 // A directory made for this run alone (0700), removed with everything in it afterwards.
@@ -84,8 +74,8 @@ sigset_t forwarded_signals() {
 }
 
 ExitStatus wait_forwarding_signals(Child &child, const sigset_t &signals) {
-  Fd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
-  Fd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
+  UniqueFd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
+  UniqueFd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
   if (signal_fd.get() < 0 || pid_fd.get() < 0) {
     throw std::system_error(errno, std::generic_category(), "watch the plugin");
   }
@@ -101,6 +91,20 @@ ExitStatus wait_forwarding_signals(Child &child, const sigset_t &signals) {
       ::kill(child.pid(), static_cast<int>(info.ssi_signo));
     }
   }
+}
+
+// What a long-running host's SandboxPool does, once: prepare, wait until ready, launch.
+// The plugin dies with the pool, so the pool lives until the plugin has exited.
+Child launch_prepared(SandboxPool &pool, const Spec &spec) {
+  if (!pool.preparing()) {
+    throw std::runtime_error("--prepared: this backend does not prepare sandboxes");
+  }
+  if (pool.wait_ready(std::chrono::seconds(10)) == 0) {
+    throw std::runtime_error(
+        "--prepared: the prepared sandbox did not get ready (the audit "
+        "record above says why)");
+  }
+  return pool.launch(spec);
 }
 
 int run_plugin(const RunOptions &options) {
@@ -141,12 +145,12 @@ int run_plugin(const RunOptions &options) {
   }
 
   const std::string mode = host.mode_for(spec.plugin_name);
-  const LaunchCommand command = host.command(spec, mode);
-
   const sigset_t signals = forwarded_signals();
   sigset_t previous;
   ::sigprocmask(SIG_BLOCK, &signals, &previous);
-  Child child = spawn(command);
+  std::optional<SandboxPool> pool;
+  if (options.prepared) pool.emplace(host, mode, spec.network, PoolOptions{.depth = 1});
+  Child child = pool ? launch_prepared(*pool, spec) : spawn(host.command(spec, mode));
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   return status.shell_status();
@@ -174,6 +178,9 @@ Command add_run_command(CLI::App &app) {
   sub->add_option("--tmp-dir", options->tmp_dir,
                   "The plugin's HOME and TMPDIR (default: a private one, removed afterwards)");
   sub->add_option("--read", options->read, "Extra read-only path, recursive (repeatable)");
+  sub->add_flag("--prepared", options->prepared,
+                "Launch through a sandbox prepared before the plugin's Spec is known, as a "
+                "long-running host's SandboxPool does (checks that path on this host)");
   sub->add_option("command", options->command, "-- BINARY [ARGS...]")->required();
   sub->positionals_at_end();
   return {sub, [options] { return run_plugin(*options); }};

@@ -2,6 +2,8 @@
 #include <sandbox_host/spec_abi.hpp>
 #include <sandbox_host/strings.hpp>
 
+#include <cstddef>
+
 namespace sandbox_host {
 
 BackendModule::BackendModule(std::shared_ptr<const LoadedModule> module)
@@ -74,6 +76,22 @@ std::string BackendModule::stage1(const Spec &spec) const {
   SpecAbiView view(spec);
   StringSink error;
   table_->stage1(module_->instance(), view.get(), error.writer());
+  return error.text().empty() ? "stage1: backend " + name() + " returned without exec'ing"
+                              : error.text();
+}
+
+bool BackendModule::prepares() const noexcept {
+  // A module built against ABI 1.0 has a shorter table: the field is not there to read.
+  return table_->struct_size >=
+             offsetof(sh_backend_v1, stage1_prepared) + sizeof(table_->stage1_prepared) &&
+         table_->stage1_prepared != nullptr;
+}
+
+std::string BackendModule::stage1_prepared(Network network, const sh_launch_source &source) const {
+  if (!prepares()) return "prepare: backend " + name() + " does not prepare sandboxes";
+  StringSink error;
+  table_->stage1_prepared(module_->instance(), to_sh_str(to_string(network)), &source,
+                          error.writer());
   return error.text().empty() ? "stage1: backend " + name() + " returned without exec'ing"
                               : error.text();
 }

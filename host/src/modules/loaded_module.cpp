@@ -3,6 +3,8 @@
 
 #include <boost/dll/shared_library_load_mode.hpp>
 
+#include <cstddef>
+
 namespace sandbox_host {
 namespace fs = std::filesystem;
 
@@ -23,8 +25,10 @@ constexpr uint32_t abi_kind(ModuleKind kind) {
   return kind == ModuleKind::backend ? SH_KIND_BACKEND : SH_KIND_BROKER_OP;
 }
 
+// The table of ABI 1.0; what later minors appended is read only where struct_size has it.
 constexpr size_t table_size(ModuleKind kind) {
-  return kind == ModuleKind::backend ? sizeof(sh_backend_v1) : sizeof(sh_broker_op_v1);
+  return kind == ModuleKind::backend ? offsetof(sh_backend_v1, stage1_prepared)
+                                     : sizeof(sh_broker_op_v1);
 }
 
 std::string kind_text(uint32_t kind) {

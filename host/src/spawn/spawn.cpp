@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
 // Only this file uses Process v2, so it compiles the library's sources too.
 #include <boost/process/v2/src.hpp>
 // clang-format on
@@ -100,12 +101,13 @@ ExitStatus Child::wait() {
   return *state_->exit;
 }
 
-Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds) {
+Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, const Stdio &stdio) {
   auto state = std::make_unique<Child::State>();
   ChildHardening hardening{::getpid(), pass_fds};
   try {
     state->process.emplace(state->context, command.program, command.args,
-                           bp::process_environment(command.env), hardening);
+                           bp::process_environment(command.env),
+                           bp::process_stdio{stdio.in, stdio.out, stdio.err}, hardening);
   } catch (const boost::system::system_error &e) {
     throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }

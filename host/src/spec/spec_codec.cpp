@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include <climits>
+#include <cstdint>
 #include <stdexcept>
 
 namespace sandbox_host {
@@ -16,7 +18,8 @@ json::array to_array(const std::vector<std::string> &items) {
 
 std::string field(const json::object &object, const char *name) {
   const json::value *value = object.if_contains(name);
-  if (value == nullptr) throw std::invalid_argument(std::string("spec: missing field \"") + name + "\"");
+  if (value == nullptr)
+    throw std::invalid_argument(std::string("spec: missing field \"") + name + "\"");
   if (!value->is_string()) {
     throw std::invalid_argument(std::string("spec: field \"") + name + "\" is not a string");
   }
@@ -40,13 +43,7 @@ std::vector<std::string> list(const json::object &object, const char *name) {
   return out;
 }
 
-}  // namespace
-
-std::string encode_stage1_payload(const Stage1Payload &payload) {
-  const Spec &spec = payload.spec;
-  json::object object;
-  object["backend"] = payload.backend;
-  object["module"] = payload.module_file;
+void put_spec(json::object &object, const Spec &spec) {
   object["plugin_name"] = spec.plugin_name;
   object["binary_path"] = spec.binary_path;
   object["socket_dir"] = spec.socket_dir;
@@ -54,30 +51,87 @@ std::string encode_stage1_payload(const Stage1Payload &payload) {
   object["network"] = to_string(spec.network);
   object["read_paths"] = to_array(spec.read_paths);
   object["args"] = to_array(spec.args);
-  return json::serialize(object);
 }
 
-Stage1Payload decode_stage1_payload(std::string_view text) {
-  boost::system::error_code error;
-  json::value parsed = json::parse(text, error);
-  if (error) throw std::invalid_argument("spec: not a JSON object: " + error.message());
-  if (!parsed.is_object()) throw std::invalid_argument("spec: not a JSON object");
-  const json::object &object = parsed.get_object();
-  Stage1Payload payload;
-  payload.backend = field(object, "backend");
-  payload.module_file = field(object, "module");
-  Spec &spec = payload.spec;
+Network network_field(const json::object &object) {
+  std::string network = field(object, "network");
+  auto parsed = parse_network(network);
+  if (!parsed) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
+  return *parsed;
+}
+
+Spec get_spec(const json::object &object) {
+  Spec spec;
   spec.plugin_name = field(object, "plugin_name");
   spec.binary_path = field(object, "binary_path");
   spec.socket_dir = field(object, "socket_dir");
   spec.tmp_dir = field(object, "tmp_dir");
-  std::string network = field(object, "network");
-  auto parsed_network = parse_network(network);
-  if (!parsed_network) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
-  spec.network = *parsed_network;
+  spec.network = network_field(object);
   spec.read_paths = list(object, "read_paths");
   spec.args = list(object, "args");
+  return spec;
+}
+
+json::object parse_object(std::string_view text) {
+  boost::system::error_code error;
+  json::value parsed = json::parse(text, error);
+  if (error) throw std::invalid_argument("spec: not a JSON object: " + error.message());
+  if (!parsed.is_object()) throw std::invalid_argument("spec: not a JSON object");
+  return std::move(parsed.get_object());
+}
+
+}  // namespace
+
+std::string encode_stage1_payload(const Stage1Payload &payload) {
+  json::object object;
+  object["backend"] = payload.backend;
+  object["module"] = payload.module_file;
+  put_spec(object, payload.spec);
+  return json::serialize(object);
+}
+
+Stage1Payload decode_stage1_payload(std::string_view text) {
+  const json::object object = parse_object(text);
+  return {field(object, "backend"), field(object, "module"), get_spec(object)};
+}
+
+std::string encode_prepared_payload(const PreparedPayload &payload) {
+  json::object object;
+  object["backend"] = payload.backend;
+  object["module"] = payload.module_file;
+  object["network"] = to_string(payload.network);
+  object["control_fd"] = payload.control_fd;
+  return json::serialize(object);
+}
+
+PreparedPayload decode_prepared_payload(std::string_view text) {
+  const json::object object = parse_object(text);
+  PreparedPayload payload{field(object, "backend"), field(object, "module"), network_field(object),
+                          -1};
+  const json::value *fd = object.if_contains("control_fd");
+  if (fd == nullptr || !fd->is_int64() || fd->get_int64() < 3 || fd->get_int64() > INT32_MAX) {
+    throw std::invalid_argument("spec: field \"control_fd\" is not a descriptor above 2");
+  }
+  payload.control_fd = static_cast<int>(fd->get_int64());
   return payload;
+}
+
+std::string encode_launch_message(const LaunchMessage &message) {
+  json::object object;
+  put_spec(object, message.spec);
+  object["env"] = to_array(message.env);
+  return json::serialize(object);
+}
+
+LaunchMessage decode_launch_message(std::string_view text) {
+  const json::object object = parse_object(text);
+  LaunchMessage message{get_spec(object), list(object, "env")};
+  for (const auto &entry : message.env) {
+    if (entry.find('=') == std::string::npos || entry.front() == '=') {
+      throw std::invalid_argument("spec: env entry \"" + entry + "\" is not NAME=VALUE");
+    }
+  }
+  return message;
 }
 
 }  // namespace sandbox_host

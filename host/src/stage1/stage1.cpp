@@ -1,18 +1,44 @@
 #include <sandbox_host/host/backend.hpp>
 #include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
+#include <sandbox_host/spec_abi.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace sandbox_host {
 namespace {
 
 std::atomic<bool> wired{false};
+
+BackendModule load_backend(const std::string &backend, const std::string &module_file) {
+  std::shared_ptr<const LoadedModule> module;
+  try {
+    module = std::make_shared<const LoadedModule>(module_file, ModuleKind::backend);
+  } catch (const std::exception &e) {
+    exit_stage1_failure(std::string("load backend: ") + e.what());
+  }
+  if (module->name() != backend) {
+    exit_stage1_failure("load backend: " + module_file + " is backend \"" + module->name() +
+                        "\", not \"" + backend + "\"");
+  }
+  return BackendModule(std::move(module));
+}
+
+void check_backend(const std::string &written_for, const std::string &backend) {
+  if (written_for != backend) {
+    exit_stage1_failure("spec: written for backend \"" + written_for + "\", but " +
+                        std::string(kEnvStage1) + " names \"" + backend + "\"");
+  }
+}
 
 [[noreturn]] void run_child(const std::string &backend, const std::string &spec_json) {
   Stage1Payload payload;
@@ -21,38 +47,81 @@ std::atomic<bool> wired{false};
   } catch (const std::exception &e) {
     exit_stage1_failure(e.what());
   }
-  if (payload.backend != backend) {
-    exit_stage1_failure("spec: written for backend \"" + payload.backend + "\", but " +
-                        std::string(kEnvStage1) + " names \"" + backend + "\"");
+  check_backend(payload.backend, backend);
+  exit_stage1_failure(load_backend(backend, payload.module_file).stage1(payload.spec));
+}
+
+// The launch a prepared sandbox receives; it lives as long as the process.
+struct ReceivedLaunch {
+  int channel = -1;
+  std::optional<LaunchMessage> message;
+  std::optional<SpecAbiView> view;
+
+  static const sh_spec *await(void *ctx, sh_writer *error) noexcept {
+    auto &self = *static_cast<ReceivedLaunch *>(ctx);
+    try {
+      if (self.message) throw std::logic_error("a prepared sandbox takes one launch");
+      report_ready(self.channel);
+      self.message = receive_launch(self.channel);
+      ::close(self.channel);
+      self.channel = -1;
+      ::clearenv();
+      for (std::string &entry : self.message->env) {
+        if (::putenv(entry.data()) != 0) throw std::runtime_error("putenv failed");
+      }
+      self.view.emplace(self.message->spec);
+      return self.view->get();
+    } catch (const std::exception &e) {
+      write(error, e.what());
+    } catch (...) {
+      write(error, "unknown exception");
+    }
+    return nullptr;
   }
-  std::shared_ptr<const LoadedModule> module;
+};
+
+[[noreturn]] void run_prepared(const std::string &backend, const std::string &prepared_json) {
+  PreparedPayload payload;
   try {
-    module = std::make_shared<const LoadedModule>(payload.module_file, ModuleKind::backend);
+    payload = decode_prepared_payload(prepared_json);
   } catch (const std::exception &e) {
-    exit_stage1_failure(std::string("load backend: ") + e.what());
+    exit_stage1_failure(e.what());
   }
-  if (module->name() != backend) {
-    exit_stage1_failure("load backend: " + payload.module_file + " is backend \"" + module->name() +
-                        "\", not \"" + backend + "\"");
+  check_backend(payload.backend, backend);
+  // Inherited without close-on-exec; whatever the backend execs must not keep it.
+  if (::fcntl(payload.control_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    exit_stage1_failure("prepare: control descriptor " + std::to_string(payload.control_fd) +
+                        " is not open");
   }
-  exit_stage1_failure(BackendModule(module).stage1(payload.spec));
+  const BackendModule module = load_backend(backend, payload.module_file);
+  static ReceivedLaunch launch;
+  launch.channel = payload.control_fd;
+  static const sh_launch_source source{sizeof(sh_launch_source), &launch, &ReceivedLaunch::await};
+  exit_stage1_failure(module.stage1_prepared(payload.network, source));
+}
+
+std::optional<std::string> take_env(std::string_view name) {
+  const std::string key(name);
+  const char *value = ::getenv(key.c_str());
+  std::optional<std::string> out;
+  if (value != nullptr) out = value;
+  ::unsetenv(key.c_str());
+  return out;
 }
 
 }  // namespace
 
 void stage1() {
-  const char *backend = ::getenv(std::string(kEnvStage1).c_str());
-  if (backend == nullptr) {
+  if (::getenv(std::string(kEnvStage1).c_str()) == nullptr) {
     wired = true;
     return;
   }
-  std::string backend_name = backend;
-  const char *spec = ::getenv(std::string(kEnvSpec).c_str());
-  std::string spec_json = spec != nullptr ? spec : "";
-  ::unsetenv(std::string(kEnvStage1).c_str());
-  ::unsetenv(std::string(kEnvSpec).c_str());
-  if (spec == nullptr) exit_stage1_failure("spec: " + std::string(kEnvSpec) + " is not set");
-  run_child(backend_name, spec_json);
+  const std::string backend = *take_env(kEnvStage1);
+  const std::optional<std::string> spec = take_env(kEnvSpec);
+  const std::optional<std::string> prepared = take_env(kEnvPrepared);
+  if (prepared) run_prepared(backend, *prepared);
+  if (!spec) exit_stage1_failure("spec: " + std::string(kEnvSpec) + " is not set");
+  run_child(backend, *spec);
 }
 
 bool stage1_wired() noexcept {

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 0
+#define SANDBOX_HOST_ABI_MINOR 1
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -100,6 +100,18 @@ typedef struct sh_command_builder {
   void (*reexec_stage1)(void *ctx) SH_NOEXCEPT;
 } sh_command_builder;
 
+/* Since 1.1. Where a prepared stage 1 takes its launch from (see stage1_prepared). */
+typedef struct sh_launch_source {
+  uint32_t struct_size;
+  void *ctx;
+  /* Tells the host this sandbox is ready, then blocks until the host hands it a launch:
+   * makes the launch's stdin, stdout and stderr this process's 0, 1 and 2, sets the
+   * plugin's environment as this process's, and returns the launch's Spec, valid for the
+   * rest of the process. Returns NULL, with the reason in error, when no launch will come
+   * or the one that came is malformed. Call it once, in the process that execs the plugin. */
+  const sh_spec *(*await_launch)(void *ctx, sh_writer *error)SH_NOEXCEPT;
+} sh_launch_source;
+
 typedef struct sh_backend_v1 {
   uint32_t struct_size;
   int32_t (*probe)(void *instance, sh_probe_report *out) SH_NOEXCEPT;
@@ -108,6 +120,14 @@ typedef struct sh_backend_v1 {
   /* Runs in the re-exec'd child: set the sandbox up and exec the plugin. Returns only on
    * failure, with "<step>: <reason>" in error. */
   int32_t (*stage1)(void *instance, const sh_spec *spec, sh_writer *error) SH_NOEXCEPT;
+  /* Since 1.1; NULL when the backend only sets up for a known Spec. Runs in the re-exec'd
+   * child like stage1, but before the launch exists, so that a long-running host can keep
+   * sandboxes ready: set up everything that does not depend on the Spec beyond its network
+   * (sh_str "none" or "outbound"), take the launch from source, check that its network is
+   * the one prepared for, finish and exec the plugin. Returns only on failure, with
+   * "<step>: <reason>" in error. */
+  int32_t (*stage1_prepared)(void *instance, sh_str network, const sh_launch_source *source,
+                             sh_writer *error) SH_NOEXCEPT;
 } sh_backend_v1;
 
 /* ---- broker operations ------------------------------------------------------------------ */

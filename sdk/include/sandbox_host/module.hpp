@@ -53,6 +53,24 @@ class CommandBuilder {
   sh_command_builder &raw_;
 };
 
+// Where a prepared stage 1 takes its launch from.
+class LaunchSource {
+ public:
+  explicit LaunchSource(const sh_launch_source &raw) noexcept : raw_(raw) {}
+  // Reports the sandbox ready and blocks until the host hands it a launch; then the
+  // launch's stdio are this process's 0-2 and its environment is the plugin's. Throws
+  // "launch: <reason>" when none will come or it is malformed.
+  Spec await_launch() {
+    StringSink error;
+    const sh_spec *spec = raw_.await_launch(raw_.ctx, error.writer());
+    if (spec == nullptr) throw std::runtime_error("launch: " + error.text());
+    return from_abi(*spec);
+  }
+
+ private:
+  const sh_launch_source &raw_;
+};
+
 class Backend {
  public:
   using Interface = Backend;
@@ -62,6 +80,13 @@ class Backend {
   // In the re-exec'd child: set the sandbox up and exec the plugin. Throwing reports a
   // setup failure; the message should read "<step>: <reason>".
   virtual void stage1(const Spec &) { throw std::logic_error("stage1: backend does not re-exec"); }
+  // Optional (abi.h's stage1_prepared): a backend that overrides it lets a long-running
+  // host keep sandboxes ready. In the re-exec'd child, before the launch exists: set up
+  // what depends only on the network, take the launch from source, finish, exec the
+  // plugin. Throwing reports a setup failure, as in stage1.
+  virtual void stage1_prepared(Network, LaunchSource &) {
+    throw std::logic_error("stage1: backend does not prepare sandboxes");
+  }
 };
 
 // One ask of the broker (seed 000's Request).
@@ -163,7 +188,23 @@ struct BackendAdapter {
   static int32_t stage1(void *instance, const sh_spec *spec, sh_writer *error) noexcept {
     return guarded(error, [&] { static_cast<Backend *>(instance)->stage1(from_abi(*spec)); });
   }
-  static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command, &stage1};
+  static int32_t stage1_prepared(void *instance, sh_str network, const sh_launch_source *source,
+                                 sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      auto parsed = parse_network(to_view(network));
+      if (!parsed) {
+        throw std::invalid_argument("prepare: unknown network \"" + std::string(to_view(network)) +
+                                    "\"");
+      }
+      LaunchSource launches(*source);
+      static_cast<Backend *>(instance)->stage1_prepared(*parsed, launches);
+    });
+  }
+  // Only a class that overrides stage1_prepared offers it to the host.
+  static constexpr bool prepares =
+      !std::is_same_v<decltype(&T::stage1_prepared), decltype(&Backend::stage1_prepared)>;
+  static inline const sh_backend_v1 table{sizeof(sh_backend_v1), &probe, &build_command, &stage1,
+                                          prepares ? &stage1_prepared : nullptr};
 };
 
 template <class T>

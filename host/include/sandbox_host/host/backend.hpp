@@ -36,6 +36,10 @@ class BackendModule {
   BackendCommand build_command(const Spec &spec) const;
   // Returns only when the backend failed; the message reads "<step>: <reason>".
   std::string stage1(const Spec &spec) const;
+  // Whether the backend can set a sandbox up before its launch is known (ABI 1.1).
+  bool prepares() const noexcept;
+  // Like stage1(), for a sandbox prepared for network that takes its launch from source.
+  std::string stage1_prepared(Network network, const sh_launch_source &source) const;
 
  private:
   std::shared_ptr<const LoadedModule> module_;

@@ -9,12 +9,13 @@ namespace sandbox_host {
 
 // Forces one backend (tests, CI); a forced backend that fails its probe is an error.
 inline constexpr std::string_view kEnvBackend = "CLAWPATROL_SANDBOX_BACKEND";
-// Drive the re-exec'd child; stage1() strips both before anything else runs.
+// Drive the re-exec'd child; stage1() strips them before anything else runs.
 inline constexpr std::string_view kEnvStage1 = "CLAWPATROL_SANDBOX_STAGE1";
 inline constexpr std::string_view kEnvSpec = "CLAWPATROL_SANDBOX_SPEC";
+// Instead of kEnvSpec, for a sandbox prepared before its launch (SandboxPool).
+inline constexpr std::string_view kEnvPrepared = "CLAWPATROL_SANDBOX_PREPARED";
 // Every variable with this prefix is the gateway's and never reaches a plugin.
 inline constexpr std::string_view kControlPrefix = "CLAWPATROL_";
-
 
 // Backend names the core treats specially: off is never chosen unless written.
 inline constexpr std::string_view kModeOff = "off";

@@ -46,7 +46,26 @@ class Host {
   // mode names no loaded backend.
   LaunchCommand command(const Spec &spec, const std::string &mode) const;
 
+  // For SandboxPool. Whether mode's backend can set sandboxes up before their launch.
+  bool prepares(const std::string &mode) const;
+  // The command that starts a sandbox prepared for network under mode; its launch comes
+  // later over control_fd (launch_channel.hpp), which the command must inherit.
+  LaunchCommand prepare_command(const std::string &mode, Network network, int control_fd) const;
+  // Checks spec as command() does and returns the plugin's environment for a prepared
+  // sandbox of mode, or nullopt when this launch cannot use one (the backend does not
+  // re-exec or does not prepare).
+  std::optional<std::vector<std::string>> prepared_launch_env(const Spec &spec,
+                                                              const std::string &mode) const;
+
  private:
+  struct CheckedLaunch {
+    BackendModule backend;
+    BackendCommand built;
+    std::vector<std::string> env;  // BaseEnv and the backend's variables
+  };
+  // The Spec checked by the core and the backend, and the plugin's environment.
+  CheckedLaunch checked_launch(const Spec &spec, const std::string &mode) const;
+
   BackendModule backend(const std::string &name) const;
   std::string probed_mode_for(const std::string &plugin_name);
   // A backend a plugin's config names, probed once per Host like probe()'s answer.

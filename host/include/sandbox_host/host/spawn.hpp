@@ -1,4 +1,4 @@
-// Starting a launch command: the caller's stdin, stdout and stderr, no other descriptor of
+// Starting a launch command: the given stdin, stdout and stderr, no other descriptor of
 // the host, its own session, and death with the thread that spawned it.
 #pragma once
 
@@ -34,7 +34,15 @@ class Child {
   std::unique_ptr<State> state_;
 };
 
+// The descriptors that become a child's stdin, stdout and stderr (the caller's by default).
+struct Stdio {
+  int in = 0;
+  int out = 1;
+  int err = 2;
+};
+
 // pass_fds: further descriptors the plugin may keep, at the same numbers.
-Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds = {});
+Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds = {},
+            const Stdio &stdio = {});
 
 }  // namespace sandbox_host

@@ -4,9 +4,10 @@
 namespace sandbox_host {
 
 // In the parent: records that the hook is wired and returns. In a child started with
-// CLAWPATROL_SANDBOX_STAGE1: strips CLAWPATROL_SANDBOX_STAGE1 and CLAWPATROL_SANDBOX_SPEC,
-// has the backend set the sandbox up and exec the plugin, and never returns; a failure
-// prints one "clawpatrol-sandbox: <step>: <reason>" line on stderr and exits 87.
+// CLAWPATROL_SANDBOX_STAGE1: strips it, CLAWPATROL_SANDBOX_SPEC and
+// CLAWPATROL_SANDBOX_PREPARED, has the backend set the sandbox up (for a prepared one:
+// and wait for its launch) and exec the plugin, and never returns; a failure prints one
+// "clawpatrol-sandbox: <step>: <reason>" line on stderr and exits 87.
 void stage1();
 
 bool stage1_wired() noexcept;

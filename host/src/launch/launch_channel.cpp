@@ -1,0 +1,126 @@
+#include <sandbox_host/host/launch_channel.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace sandbox_host {
+namespace {
+
+constexpr char kReady = 'R';
+constexpr int kStdioCount = 3;
+
+[[noreturn]] void throw_errno(const std::string &what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+}  // namespace
+
+ChannelPair make_launch_channel() {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+    throw_errno("launch channel: socketpair");
+  }
+  return {ends[0], ends[1]};
+}
+
+void send_launch(int channel, const LaunchMessage &message, const Stdio &stdio) {
+  const std::string text = encode_launch_message(message);
+  if (text.size() > kMaxLaunchMessage) {
+    throw std::length_error(
+        "launch for plugin \"" + message.spec.plugin_name + "\": " + std::to_string(text.size()) +
+        " bytes of Spec and environment, over " + std::to_string(kMaxLaunchMessage));
+  }
+  const std::array<int, kStdioCount> fds{stdio.in, stdio.out, stdio.err};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof fds)> control{};
+  iovec data{const_cast<char *>(text.data()), text.size()};
+  msghdr header{};
+  header.msg_iov = &data;
+  header.msg_iovlen = 1;
+  header.msg_control = control.data();
+  header.msg_controllen = control.size();
+  cmsghdr *rights = CMSG_FIRSTHDR(&header);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof fds);
+  std::memcpy(CMSG_DATA(rights), fds.data(), sizeof fds);
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(channel, &header, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) throw_errno("launch channel: send the launch");
+}
+
+void report_ready(int channel) {
+  ssize_t sent;
+  do {
+    sent = ::send(channel, &kReady, 1, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent != 1) throw_errno("report ready");
+}
+
+LaunchMessage receive_launch(int channel) {
+  // One byte more than the cap, so that an oversized message shows as MSG_TRUNC.
+  std::vector<char> buffer(kMaxLaunchMessage + 1);
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 8)> control{};
+  iovec data{buffer.data(), buffer.size()};
+  msghdr header{};
+  header.msg_iov = &data;
+  header.msg_iovlen = 1;
+  header.msg_control = control.data();
+  header.msg_controllen = control.size();
+  ssize_t received;
+  do {
+    received = ::recvmsg(channel, &header, MSG_CMSG_CLOEXEC);
+  } while (received < 0 && errno == EINTR);
+  if (received < 0) throw_errno("receive");
+  if (received == 0) throw std::runtime_error("the host closed the channel without a launch");
+
+  std::vector<int> fds;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      fds.push_back(fd);
+    }
+  }
+  auto close_all = [&fds] {
+    for (int fd : fds) ::close(fd);
+  };
+  if ((header.msg_flags & MSG_CTRUNC) != 0 || fds.size() != kStdioCount) {
+    close_all();
+    throw std::runtime_error("expected stdin, stdout and stderr with the launch, got " +
+                             std::to_string(fds.size()) + " descriptors");
+  }
+  // One that arrived as 0-2 (a slot this process had closed) would be overwritten below.
+  for (int &fd : fds) {
+    if (fd < kStdioCount && (fd = ::fcntl(fd, F_DUPFD_CLOEXEC, kStdioCount)) < 0) {
+      throw_errno("install the plugin's stdio");
+    }
+  }
+  for (int target = 0; target < kStdioCount; ++target) {
+    if (::dup2(fds[target], target) < 0) {
+      const int saved = errno;
+      close_all();
+      errno = saved;
+      throw_errno("install the plugin's stdio");
+    }
+  }
+  close_all();
+  if ((header.msg_flags & MSG_TRUNC) != 0) {
+    throw std::runtime_error("launch message over " + std::to_string(kMaxLaunchMessage) + " bytes");
+  }
+  return decode_launch_message(std::string_view(buffer.data(), static_cast<size_t>(received)));
+}
+
+}  // namespace sandbox_host
