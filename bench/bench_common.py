@@ -1,15 +1,25 @@
 """What the benchmark report scripts share: running a command for its output, the machine's
-description, the source revision, and rewriting one marked section of docs/benchmarks.md."""
+description, the source revision, and rewriting one marked section of docs/benchmarks.md;
+for the namespaces scripts also the unprivileged user and a copy of the build it can run,
+the bubblewrap peer command, the check that the sandbox is what it should be, waiting for
+(and measuring) a quiet machine, and counting the processes nobody waits for."""
 
+import ctypes
 import datetime
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs" / "benchmarks.md"
+PLUGIN = "/bin/true"
+BACKEND_ENV = "CLAWPATROL_SANDBOX_BACKEND"
+# Directories of the root that merged-/usr systems have as symlinks into /usr.
+ROOT_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]
 
 
 def die(message):
@@ -89,3 +99,269 @@ def write_section(section, begin, end):
     else:
         text = text.rstrip("\n") + "\n\n" + section
     DOCS.write_text(text)
+
+
+# ---- the unprivileged user and a copy of the build it can run -------------------------------
+
+def runner(uid):
+    """The prefix that runs a command as uid: setpriv when we are root, nothing otherwise."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        die("running as root needs setpriv (util-linux) to drop to the unprivileged user")
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+def stage_build(build, tmp, required=(), optional=("probe_bench",)):
+    """Copies <build>/bin/sandbox-host and <build>/lib/sandbox-host/modules/*.so to tmp with
+    the same relative layout (sandbox-host finds its modules at <exe>/../lib/...), and the
+    other executables of <build>/bin named in required (an error when missing) and optional
+    (copied when built). Returns the copy of sandbox-host."""
+    exe = build / "bin" / "sandbox-host"
+    modules = build / "lib" / "sandbox-host" / "modules"
+    if not os.access(exe, os.X_OK):
+        die(f"{exe}: not an executable; build first")
+    for extra in required:
+        if not os.access(build / "bin" / extra, os.X_OK):
+            die(f"{build / 'bin' / extra}: not an executable; build the target {extra} first")
+    sos = sorted(modules.glob("*.so"))
+    if not any(so.name == "backend_namespaces.so" for so in sos):
+        die(f"{modules}: no backend_namespaces.so; build first")
+    (tmp / "bin").mkdir(parents=True)
+    (tmp / "lib" / "sandbox-host" / "modules").mkdir(parents=True)
+    shutil.copy2(exe, tmp / "bin" / "sandbox-host")
+    for extra in (*required, *optional):
+        if os.access(build / "bin" / extra, os.X_OK):
+            shutil.copy2(build / "bin" / extra, tmp / "bin" / extra)
+    for so in sos:
+        shutil.copy2(so, tmp / "lib" / "sandbox-host" / "modules" / so.name)
+    for path in [tmp, *tmp.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
+    return tmp / "bin" / "sandbox-host"
+
+
+def user_dir(path, uid):
+    """A directory the unprivileged user may write (hyperfine's JSON, fixed run dirs)."""
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(path, uid, uid)
+    path.chmod(0o700)
+    return path
+
+
+def launch_env(tmp):
+    """A small, fixed environment: nothing of the caller's CLAWPATROL_* control variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWPATROL_")}
+    env.update({"HOME": str(tmp), "LC_ALL": "C", BACKEND_ENV: "namespaces"})
+    env.pop("TMPDIR", None)
+    return env
+
+
+def bwrap_argv():
+    """bubblewrap with the isolation of the namespaces backend that bwrap has flags for; the
+    root's merged-/usr symlinks as the host has them (only those whose target exists)."""
+    argv = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for name in ROOT_DIRS:
+        path = Path("/") / name
+        if path.is_symlink():
+            target = os.readlink(path)
+            if (Path("/") / target).is_dir():
+                argv += ["--symlink", target, str(path)]
+        elif path.is_dir():
+            argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", PLUGIN]
+    return argv
+
+
+def run_as(prefix, argv, env, cwd, timeout=60):
+    return subprocess.run(prefix + argv, env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def verify_sandbox(prefix, exe, env, cwd, run_options=()):
+    """Before any timing: `run -- /bin/true` exits 0, and a shell in the sandbox sees
+    NoNewPrivs 1, Seccomp 2 and hostname sandbox. Returns the lines to quote. run_options go
+    before the `--` (["--prepared"]: through a prepared sandbox, as a SandboxPool launches)."""
+    run = [str(exe), "run", *run_options, "--"]
+    r = run_as(prefix, run + [PLUGIN], env, cwd)
+    if r.returncode != 0:
+        die(f"`sandbox-host {' '.join(run[1:])} {PLUGIN}` exited {r.returncode}: "
+            f"{r.stderr.strip()}")
+    probe = ("grep -E '^(Uid|NoNewPrivs|Seccomp|CapEff):' /proc/self/status; "
+             "echo hostname: $(hostname); echo mounts: $(wc -l < /proc/self/mounts); "
+             "echo root: $(ls /)")
+    r = run_as(prefix, run + ["/bin/sh", "-c", probe], env, cwd)
+    if r.returncode != 0:
+        die(f"sandbox-host {' '.join(run[1:])} /bin/sh exited {r.returncode}: "
+            f"{r.stderr.strip()}")
+    lines = [" ".join(line.split()) for line in r.stdout.splitlines()]
+    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
+    checks = {"NoNewPrivs": "1", "Seccomp": "2", "hostname": "sandbox", "CapEff": "0000000000000000"}
+    for key, want in checks.items():
+        if fields.get(key) != want:
+            die(f"the plugin is not sandboxed as expected: {key} is {fields.get(key)!r}, "
+                f"want {want!r}:\n{r.stdout}")
+    return lines
+
+
+def check_command(prefix, argv, env, cwd):
+    if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
+        return f"`{argv[0]}` is not installed"
+    r = run_as(prefix, argv, env, cwd)
+    if r.returncode == 0:
+        return None
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    return f"exit status {r.returncode}" + (f": {lines[-1].strip()}" if lines else "")
+
+
+# ---- machine conditions ---------------------------------------------------------------------
+
+def cpu_busy(seconds=1.0):
+    """Fraction of all CPUs' time that was not idle over the next `seconds`."""
+    def sample():
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return idle, sum(fields[:8])
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def cpu_jiffies():
+    """(busy, total) jiffies of all CPUs together, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(fields[:8]) - fields[3] - fields[4], sum(fields[:8])
+
+
+class ForeignLoad:
+    """How much CPU time others used while a block ran: all CPUs' busy time minus the CPU
+    time of our own (waited-for) children, as a share of the machine. Kernel threads doing
+    work for our processes (namespace clean-up in kworkers, RCU) count as foreign too, so an
+    idle machine shows a few per cent."""
+
+    def __enter__(self):
+        self.start = time.monotonic()
+        self.jiffies = cpu_jiffies()
+        self.children = os.times()
+        return self
+
+    def __exit__(self, *exc):
+        wall = time.monotonic() - self.start
+        busy = (cpu_jiffies()[0] - self.jiffies[0]) / os.sysconf("SC_CLK_TCK")
+        after = os.times()
+        ours = (after.children_user - self.children.children_user +
+                after.children_system - self.children.children_system)
+        self.share = max(0.0, busy - ours) / (wall * (os.cpu_count() or 1))
+        return False
+
+
+def wait_for_idle(limit, max_wait):
+    """Waits (up to max_wait seconds) until less than `limit` of the CPUs is busy."""
+    deadline = time.monotonic() + max_wait
+    busy = cpu_busy()
+    while busy > limit and time.monotonic() < deadline:
+        print(f"waiting for an idle machine: {busy:.0%} of the CPUs busy", file=sys.stderr)
+        time.sleep(4)
+        busy = cpu_busy()
+    return busy
+
+
+def provenance_and_reproduce(revision, build, versions, build_command, run_command):
+    """The end of a report section: source, build and tool versions, then how to repeat it."""
+    out = [f"- source: {revision}"] if revision else []
+    out.append(f"- build: RelWithDebInfo, `{display_path(build)}`")
+    out += [f"- {v}" for v in versions]
+    out += [
+        "",
+        "### Reproduce",
+        "",
+        "From the repository root, as root (it drops to nobody) or as an unprivileged user:",
+        "",
+        "```sh",
+        "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDBOX_HOST_TESTS=OFF",
+        build_command,
+        run_command,
+        "```",
+        "",
+    ]
+    return out
+
+
+def add_run_arguments(parser):
+    """The options every report script shares: whom to run as, when the machine counts as
+    quiet, how often to retry, and whether to write the doc."""
+    parser.add_argument("--user", type=int, default=65534,
+                        help="uid (and gid) to drop to when run as root (default: 65534)")
+    parser.add_argument("--max-busy", type=float, default=0.10,
+                        help="wait until at most this fraction of the CPUs is busy")
+    parser.add_argument("--max-wait", type=float, default=300,
+                        help="seconds to wait for that before measuring anyway")
+    parser.add_argument("--max-foreign", type=float, default=0.10,
+                        help="repeat the measurement when others used more than this share of "
+                             "the CPUs meanwhile")
+    parser.add_argument("--attempts", type=int, default=5,
+                        help="measurements at most; the one with the least foreign load is kept")
+    parser.add_argument("--no-write", action="store_true",
+                        help="print the section instead of writing docs/benchmarks.md")
+
+
+def quietly(measure, args):
+    """Runs measure() once the machine is idle, again (up to args.attempts times) while others
+    used more than args.max_foreign of the CPUs during it; returns the least disturbed result
+    as (result, foreign share, CPUs busy before it, attempts made)."""
+    best = None
+    for attempt in range(1, args.attempts + 1):
+        busy = wait_for_idle(args.max_busy, args.max_wait)
+        with ForeignLoad() as foreign:
+            result = measure()
+        print(f"attempt {attempt}: others used {foreign.share:.1%} of the CPUs meanwhile",
+              file=sys.stderr)
+        if best is None or foreign.share < best[1]:
+            best = (result, foreign.share, busy)
+        if foreign.share <= args.max_foreign:
+            break
+    return best + (attempt,)
+
+
+# ---- processes nobody waits for ------------------------------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper():
+    """Makes this process a child subreaper: the orphans among its descendants (a sandbox's
+    init once stage 1 has exited, bubblewrap's pid 1) become its children, and once reaped
+    (reap_orphans) their CPU is in this process's children's rusage."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        die(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
+def reap_orphans(timeout=10.0):
+    """Reaps every child left; call it only while no subprocess runs, so that these are the
+    orphans. Returns (how many, their CPU seconds, including what they reaped)."""
+    count, cpu = 0, 0.0
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, _, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return count, cpu
+        if pid == 0:
+            if time.monotonic() > deadline:
+                die(f"orphaned processes still run {timeout:.0f} s after the bench exited")
+            time.sleep(0.01)
+            continue
+        count += 1
+        cpu += usage.ru_utime + usage.ru_stime
+
+
+# ---- statistics ---------------------------------------------------------------------------
+
+def percentile(values, q):
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)

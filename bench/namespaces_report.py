@@ -23,195 +23,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench_common import (DOCS, REPO, die, display_path, load_average, machine, output_of,
-                          source_revision, write_section)
+# Also namespaces_phases.py's helpers (it uses them as namespaces_report.<name>).
+from bench_common import (add_run_arguments, provenance_and_reproduce, BACKEND_ENV, DOCS, PLUGIN, REPO, become_subreaper,  # noqa: F401
+                          bwrap_argv, check_command, reap_orphans,
+                          die, display_path, launch_env, load_average, machine, output_of,
+                          percentile, quietly, runner, source_revision, stage_build, user_dir,
+                          verify_sandbox, write_section)
 
 BEGIN = "<!-- namespaces-bench:begin -->"
 END = "<!-- namespaces-bench:end -->"
-PLUGIN = "/bin/true"
-BACKEND_ENV = "CLAWPATROL_SANDBOX_BACKEND"
 TARGET_RATIO = 0.5
-# Directories of the root that merged-/usr systems have as symlinks into /usr.
-ROOT_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]
-
-
-# ---- the unprivileged user and a copy of the build it can run -------------------------------
-
-def runner(uid):
-    """The prefix that runs a command as uid: setpriv when we are root, nothing otherwise."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        die("running as root needs setpriv (util-linux) to drop to the unprivileged user")
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
-
-
-def stage_build(build, tmp):
-    """Copies <build>/bin/sandbox-host and <build>/lib/sandbox-host/modules/*.so to tmp with
-    the same relative layout (sandbox-host finds its modules at <exe>/../lib/...)."""
-    exe = build / "bin" / "sandbox-host"
-    modules = build / "lib" / "sandbox-host" / "modules"
-    if not os.access(exe, os.X_OK):
-        die(f"{exe}: not an executable; build first")
-    sos = sorted(modules.glob("*.so"))
-    if not any(so.name == "backend_namespaces.so" for so in sos):
-        die(f"{modules}: no backend_namespaces.so; build first")
-    (tmp / "bin").mkdir(parents=True)
-    (tmp / "lib" / "sandbox-host" / "modules").mkdir(parents=True)
-    shutil.copy2(exe, tmp / "bin" / "sandbox-host")
-    for extra in ("probe_bench",):
-        if os.access(build / "bin" / extra, os.X_OK):
-            shutil.copy2(build / "bin" / extra, tmp / "bin" / extra)
-    for so in sos:
-        shutil.copy2(so, tmp / "lib" / "sandbox-host" / "modules" / so.name)
-    for path in [tmp, *tmp.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
-    return tmp / "bin" / "sandbox-host"
-
-
-def user_dir(path, uid):
-    """A directory the unprivileged user may write (hyperfine's JSON, fixed run dirs)."""
-    path.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() == 0:
-        os.chown(path, uid, uid)
-    path.chmod(0o700)
-    return path
-
-
-def launch_env(tmp):
-    """A small, fixed environment: nothing of the caller's CLAWPATROL_* control variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWPATROL_")}
-    env.update({"HOME": str(tmp), "LC_ALL": "C", BACKEND_ENV: "namespaces"})
-    env.pop("TMPDIR", None)
-    return env
-
-
-def bwrap_argv():
-    """bubblewrap with the isolation of the namespaces backend that bwrap has flags for; the
-    root's merged-/usr symlinks as the host has them (only those whose target exists)."""
-    argv = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--unshare-uts", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
-    for name in ROOT_DIRS:
-        path = Path("/") / name
-        if path.is_symlink():
-            target = os.readlink(path)
-            if (Path("/") / target).is_dir():
-                argv += ["--symlink", target, str(path)]
-        elif path.is_dir():
-            argv += ["--ro-bind", str(path), str(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", PLUGIN]
-    return argv
-
-
-def run_as(prefix, argv, env, cwd, timeout=60):
-    return subprocess.run(prefix + argv, env=env, cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def verify_sandbox(prefix, exe, env, cwd):
-    """Before any timing: `run -- /bin/true` exits 0, and a shell in the sandbox sees
-    NoNewPrivs 1, Seccomp 2 and hostname sandbox. Returns the lines to quote."""
-    r = run_as(prefix, [str(exe), "run", "--", PLUGIN], env, cwd)
-    if r.returncode != 0:
-        die(f"`sandbox-host run -- {PLUGIN}` exited {r.returncode}: {r.stderr.strip()}")
-    probe = ("grep -E '^(Uid|NoNewPrivs|Seccomp|CapEff):' /proc/self/status; "
-             "echo hostname: $(hostname); echo mounts: $(wc -l < /proc/self/mounts); "
-             "echo root: $(ls /)")
-    r = run_as(prefix, [str(exe), "run", "--", "/bin/sh", "-c", probe], env, cwd)
-    if r.returncode != 0:
-        die(f"sandbox-host run -- /bin/sh exited {r.returncode}: {r.stderr.strip()}")
-    lines = [" ".join(line.split()) for line in r.stdout.splitlines()]
-    fields = dict(line.split(": ", 1) for line in lines if ": " in line)
-    checks = {"NoNewPrivs": "1", "Seccomp": "2", "hostname": "sandbox", "CapEff": "0000000000000000"}
-    for key, want in checks.items():
-        if fields.get(key) != want:
-            die(f"the plugin is not sandboxed as expected: {key} is {fields.get(key)!r}, "
-                f"want {want!r}:\n{r.stdout}")
-    return lines
-
-
-def check_command(prefix, argv, env, cwd):
-    if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
-        return f"`{argv[0]}` is not installed"
-    r = run_as(prefix, argv, env, cwd)
-    if r.returncode == 0:
-        return None
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    return f"exit status {r.returncode}" + (f": {lines[-1].strip()}" if lines else "")
-
-
-# ---- machine conditions ---------------------------------------------------------------------
-
-def cpu_busy(seconds=1.0):
-    """Fraction of all CPUs' time that was not idle over the next `seconds`."""
-    def sample():
-        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-        idle = fields[3] + fields[4]
-        return idle, sum(fields[:8])
-    idle0, total0 = sample()
-    time.sleep(seconds)
-    idle1, total1 = sample()
-    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
-
-
-def cpu_jiffies():
-    """(busy, total) jiffies of all CPUs together, from /proc/stat."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    return sum(fields[:8]) - fields[3] - fields[4], sum(fields[:8])
-
-
-class ForeignLoad:
-    """How much CPU time others used while a block ran: all CPUs' busy time minus the CPU
-    time of our own (waited-for) children, as a share of the machine. Kernel threads doing
-    work for our processes (namespace clean-up in kworkers, RCU) count as foreign too, so an
-    idle machine shows a few per cent."""
-
-    def __enter__(self):
-        self.start = time.monotonic()
-        self.jiffies = cpu_jiffies()
-        self.children = os.times()
-        return self
-
-    def __exit__(self, *exc):
-        wall = time.monotonic() - self.start
-        busy = (cpu_jiffies()[0] - self.jiffies[0]) / os.sysconf("SC_CLK_TCK")
-        after = os.times()
-        ours = (after.children_user - self.children.children_user +
-                after.children_system - self.children.children_system)
-        self.share = max(0.0, busy - ours) / (wall * (os.cpu_count() or 1))
-        return False
-
-
-def wait_for_idle(limit, max_wait):
-    """Waits (up to max_wait seconds) until less than `limit` of the CPUs is busy."""
-    deadline = time.monotonic() + max_wait
-    busy = cpu_busy()
-    while busy > limit and time.monotonic() < deadline:
-        print(f"waiting for an idle machine: {busy:.0%} of the CPUs busy", file=sys.stderr)
-        time.sleep(4)
-        busy = cpu_busy()
-    return busy
-
-
-def quietly(measure, args):
-    """Runs measure() once the machine is idle, again (up to args.attempts times) while others
-    used more than args.max_foreign of the CPUs during it; returns the least disturbed result
-    as (result, foreign share, CPUs busy before it, attempts made)."""
-    best = None
-    for attempt in range(1, args.attempts + 1):
-        busy = wait_for_idle(args.max_busy, args.max_wait)
-        with ForeignLoad() as foreign:
-            result = measure()
-        print(f"attempt {attempt}: others used {foreign.share:.1%} of the CPUs meanwhile",
-              file=sys.stderr)
-        if best is None or foreign.share < best[1]:
-            best = (result, foreign.share, busy)
-        if foreign.share <= args.max_foreign:
-            break
-    return best + (attempt,)
 
 
 # ---- hyperfine ------------------------------------------------------------------------------
@@ -227,13 +50,6 @@ def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs):
     if r.returncode != 0:
         die(f"hyperfine exited {r.returncode}:\n{r.stderr.strip()}")
     return json.loads(export.read_text())["results"], command
-
-
-def percentile(values, q):
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 # ---- the section ----------------------------------------------------------------------------
@@ -252,7 +68,7 @@ ISOLATION = [
      "`/dev` (6 host devices + `shm`), tmpfs `/tmp`, the run's socket and tmp directories "
      "(created and removed per run), the plugin binary; no_new_privs, no capabilities, the "
      "default seccomp filter; and before all that the backend probe (a forked child that "
-     "creates user/mount/pid/net/ipc/uts namespaces)"),
+     "creates user/mount/pid/uts namespaces and mounts a tmpfs)"),
 ]
 
 
@@ -300,15 +116,20 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
         "low: bwrap's outer process exits on the status its pid 1 reports through a pipe",
         "without waiting for it (strace: no wait4 in the outer bwrap), so the sandbox's",
         "processes are missing from its rusage, and hyperfine's clock can stop before that",
-        "pid 1 has exited. sandbox-host waits for all of its processes (host, probe child, stage 1,"
-        "init, plugin).",
+        "pid 1 has exited. The same holds for sandbox-host: it waits for the host, the probe",
+        "child and stage 1, but the sandbox's init reports the plugin's status to stage 1 and is",
+        "not waited for, so the init and the plugin are missing from its CPU too (the",
+        "launch-bench section counts them).",
         "",
     ]
     if foreign > args.max_foreign:
         out += [
-            f"Note: other processes used {foreign:.0%} of the CPUs while this ran (the least of",
-            f"{attempts} attempts), so the times are noisier and likely higher than on an idle",
-            "machine; the medians are the numbers to compare.",
+            f"Note: anything but the measured commands used {foreign:.0%} of the CPUs while this "
+            f"ran (the least of",
+            f"{attempts} attempts), more than the {args.max_foreign:.0%} taken as quiet; that "
+            "share includes kernel threads working",
+            "for the sandboxes (see below). The times may",
+            "be noisier than on an idle machine; the medians are the numbers to compare.",
             "",
         ]
     out += ["### What each command isolates", "", "| command | isolation |", "|---|---|"]
@@ -354,27 +175,17 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
         f"- date: {env_info['date']}",
         f"- CPUs busy (all cores, /proc/stat) in the second before the run: {busy_before:.0%};"
         f" CPU time used by anything but the measured commands while they ran: {foreign:.1%}"
-        f" of the machine (kernel threads working for the sandboxes included; attempt"
+        f" of the machine (kernel threads working for the sandboxes included; the sandboxes'"
+        f" inits and bubblewrap's pid 1, which nobody waits for, are reaped by this script as a"
+        f" child subreaper and count as the measured commands'; attempt"
         f" {attempts} of at most {args.attempts}); load average before / after: {load_before}"
         f" / {load_after}",
     ]
-    if revision:
-        out.append(f"- source: {revision}")
-    out.append(f"- build: RelWithDebInfo, `{display_path(args.build)}`")
-    out += [f"- {v}" for v in versions]
-    out += [
-        "",
-        "### Reproduce",
-        "",
-        "From the repository root, as root (it drops to nobody) or as an unprivileged user:",
-        "",
-        "```sh",
-        "cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSANDBOX_HOST_TESTS=OFF",
-        "cmake --build build-bench -j2",
+    out += provenance_and_reproduce(
+        revision, args.build, versions, "cmake --build build-bench -j2",
         f"python3 bench/namespaces_report.py --build {display_path(args.build)} "
-        f"--runs {args.runs} --warmup {args.warmup}",
-        "```",
-        "",
+        f"--runs {args.runs} --warmup {args.warmup}")
+    out += [
         END,
     ]
     return "\n".join(out) + "\n"
@@ -387,19 +198,7 @@ def parse_args():
                         help="build tree with bin/sandbox-host (default: build-bench)")
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("--user", type=int, default=65534,
-                        help="uid (and gid) to drop to when run as root (default: 65534)")
-    parser.add_argument("--max-busy", type=float, default=0.10,
-                        help="wait until at most this fraction of the CPUs is busy")
-    parser.add_argument("--max-wait", type=float, default=300,
-                        help="seconds to wait for that before measuring anyway")
-    parser.add_argument("--max-foreign", type=float, default=0.10,
-                        help="repeat the measurement when others used more than this share of "
-                             "the CPUs meanwhile")
-    parser.add_argument("--attempts", type=int, default=5,
-                        help="measurements at most; the one with the least foreign load is kept")
-    parser.add_argument("--no-write", action="store_true",
-                        help="print the section instead of writing docs/benchmarks.md")
+    add_run_arguments(parser)
     args = parser.parse_args()
     if args.runs < 100:
         parser.error("--runs must be at least 100")
@@ -413,6 +212,7 @@ def main():
         die("hyperfine is not installed")
     prefix = runner(args.user)
     env_info = machine()
+    become_subreaper()
     with tempfile.TemporaryDirectory(prefix="namespaces-bench-") as tmp_name:
         tmp = Path(tmp_name)
         tmp.chmod(0o755)
@@ -439,10 +239,14 @@ def main():
                 die(f"`{shlex.join(argv)}` does not work as uid {args.user} ({reason})")
 
         def measure():
+            reap_orphans()  # left by the checks above or by the previous attempt
             load_before = load_average()
             results, hf_command = hyperfine(
                 prefix, [(label, argv) for _, label, argv in commands], env, cwd, out_dir,
                 args.warmup, args.runs)
+            # The sandboxes' inits, orphaned once their stage 1 exits, are ours: reaped here,
+            # their CPU counts as this run's, not as the machine's other load.
+            reap_orphans()
             return load_before, load_average(), results, hf_command
 
         (load_before, load_after, results, hf_command), foreign_share, busy_before, attempts = \

@@ -217,6 +217,17 @@ TEST(OffBackend, BadInputGetsANamedErrorAndExit125) {
       << bad_config.err;
 }
 
+TEST(OffBackend, PreparedIsRefusedSinceOffPreparesNothing) {
+  TempFile config(kOffConfig, "config.toml");
+  ProcessResult result = run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(),
+                                      "--name", "report", "--prepared", "--", REPORT_PLUGIN});
+  EXPECT_EQ(result.code, 125);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("--prepared: backend off does not prepare sandboxes"),
+            std::string::npos)
+      << result.err;
+}
+
 }  // namespace
 }  // namespace sandbox_host
 

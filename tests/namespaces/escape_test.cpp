@@ -1,6 +1,8 @@
 // The escape corpus of the namespaces backend. Every test launches the real
-// `sandbox-host run`, forced to the namespaces backend, from a hostile environment, once as
-// root and once as nobody, and has escape_plugin attempt one thing: what a plugin must not
+// `sandbox-host run`, forced to the namespaces backend, from a hostile environment, as root
+// and as nobody, each both ways a sandbox is made (set up for a known Spec, and prepared
+// before its Spec as a long-running host's SandboxPool does: `run --prepared`), and has
+// escape_plugin attempt one thing: what a plugin must not
 // do is DENIED, what it may do is ALLOWED, and every check would fail were its protection
 // missing (the files, sockets and processes it aims at are ones the launching user could
 // reach on the host).
@@ -39,9 +41,16 @@ using test::ProcessResult;
 using namespace std::chrono_literals;
 
 enum class User { root, nobody };
+enum class Setup { cold, prepared };
 
-void PrintTo(User user, std::ostream *out) {
-  *out << (user == User::root ? "root" : "nobody");
+struct Case {
+  User user;
+  Setup setup;
+};
+
+void PrintTo(const Case &c, std::ostream *out) {
+  *out << (c.user == User::root ? "root" : "nobody")
+       << (c.setup == Setup::prepared ? "_prepared" : "_cold");
 }
 
 std::string random_suffix() {
@@ -153,7 +162,7 @@ struct Launch {
   std::optional<std::string> socket_dir;  // instead of the workspace's sock/
 };
 
-class NamespacesEscape : public ::testing::TestWithParam<User> {
+class NamespacesEscape : public ::testing::TestWithParam<Case> {
  protected:
   static void SetUpTestSuite() { install_ = new EscapeInstall(); }
   static void TearDownTestSuite() {
@@ -170,7 +179,8 @@ class NamespacesEscape : public ::testing::TestWithParam<User> {
     hand_to_user(workspace_.dir() / "tmp");
   }
 
-  bool root() const { return GetParam() == User::root; }
+  bool root() const { return GetParam().user == User::root; }
+  bool prepared() const { return GetParam().setup == Setup::prepared; }
   unsigned uid() const { return root() ? 0u : test::kNobody; }
 
   // Makes a path the launching user's own, so that only the sandbox stands in the way.
@@ -205,6 +215,7 @@ class NamespacesEscape : public ::testing::TestWithParam<User> {
           std::string("--name"), std::string("escape"), std::string("--network"), launch.network}) {
       out.push_back(arg);
     }
+    if (prepared()) out.push_back("--prepared");
     if (launch.explicit_dirs) {
       for (const std::string &arg :
            {std::string("--socket-dir"), launch.socket_dir.value_or(socket_dir().string()),
@@ -739,9 +750,15 @@ TEST_P(NamespacesEscape, OrdinaryProgramsRunInside) {
   EXPECT_TRUE(cwd.verdict.starts_with("ALLOWED /tmp/sandbox-host-")) << cwd;
 }
 
-INSTANTIATE_TEST_SUITE_P(AsUser, NamespacesEscape, ::testing::Values(User::root, User::nobody),
-                         [](const ::testing::TestParamInfo<User> &info) {
-                           return info.param == User::root ? "root" : "nobody";
+INSTANTIATE_TEST_SUITE_P(AsUser, NamespacesEscape,
+                         ::testing::Values(Case{User::root, Setup::cold},
+                                           Case{User::nobody, Setup::cold},
+                                           Case{User::root, Setup::prepared},
+                                           Case{User::nobody, Setup::prepared}),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           std::ostringstream name;
+                           PrintTo(info.param, &name);
+                           return name.str();
                          });
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -132,6 +133,27 @@ std::string UnprivilegedInstall::add_binary(const std::string &binary) const {
 std::vector<std::string> as_nobody() {
   return {"/usr/bin/setpriv", "--reuid=" + std::to_string(kNobody),
           "--regid=" + std::to_string(kNobody), "--clear-groups", "--"};
+}
+
+Pipe make_pipe() {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    throw std::system_error(errno, std::generic_category(), "pipe2");
+  }
+  return {UniqueFd(ends[0]), UniqueFd(ends[1])};
+}
+
+LaunchMessage sample_launch() {
+  LaunchMessage message;
+  message.spec = {"git \"quoted\"",
+                  "/usr/bin/git",
+                  "/run/s",
+                  "/run/s/tmp",
+                  Network::outbound,
+                  {"/etc/ssl", "/usr/share/ü"},
+                  {"--flag=1", "", "two words", "line\nbreak"}};
+  message.env = {"PATH=/usr/bin:/bin", "HOME=/run/s/tmp", "EMPTY=", "EQUALS=a=b=c"};
+  return message;
 }
 
 }  // namespace sandbox_host::test

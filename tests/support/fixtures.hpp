@@ -1,8 +1,11 @@
 // Shared pieces of the suite: configs over the test modules, temporary files, scoped
-// environment changes, a captured audit sink and the report plugin's output.
+// environment changes, a captured audit sink, the report plugin's output, pipes and a
+// sample launch message.
 #pragma once
 
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/unique_fd.hpp>
 
 #include <filesystem>
 #include <map>
@@ -86,5 +89,14 @@ class UnprivilegedInstall {
 
 // argv prefix that runs a command as nobody:nogroup with no supplementary groups.
 std::vector<std::string> as_nobody();
+
+// A close-on-exec pipe.
+struct Pipe {
+  UniqueFd read, write;
+};
+Pipe make_pipe();
+
+// A launch message with every field set, quotes, non-ASCII, empty and multi-line values.
+LaunchMessage sample_launch();
 
 }  // namespace sandbox_host::test

@@ -113,5 +113,105 @@ TEST(SpecCodec, NamesWhatIsWrong) {
             "spec: read_paths[0] is not a string");
 }
 
+// ---- a prepared sandbox's payload and its launch ------------------------------------------
+
+// What decoding json as a prepared payload throws, or "" when it decodes.
+std::string prepared_error(const std::string &json) {
+  try {
+    decode_prepared_payload(json);
+  } catch (const std::invalid_argument &e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string prepared_json(const std::string &control_fd, const std::string &network = "none") {
+  return R"({"backend":"namespaces","module":"/m/backend_namespaces.so","network":")" + network +
+         "\"" + (control_fd.empty() ? "" : ",\"control_fd\":" + control_fd) + "}";
+}
+
+TEST(PreparedPayload, RoundTrips) {
+  const PreparedPayload payload{"namespaces", "/usr/lib/sandbox-host/modules/backend_namespaces.so",
+                                Network::outbound, 7};
+  const PreparedPayload back = decode_prepared_payload(encode_prepared_payload(payload));
+  EXPECT_EQ(back.backend, payload.backend);
+  EXPECT_EQ(back.module_file, payload.module_file);
+  EXPECT_EQ(back.network, Network::outbound);
+  EXPECT_EQ(back.control_fd, 7);
+
+  EXPECT_EQ(decode_prepared_payload(prepared_json("3")).control_fd, 3);
+  EXPECT_EQ(decode_prepared_payload(prepared_json("3")).network, Network::none);
+  EXPECT_EQ(decode_prepared_payload(prepared_json("2147483647")).control_fd, 2147483647);
+}
+
+TEST(PreparedPayload, TheControlDescriptorMustBeOneAboveStdio) {
+  const std::string refused = "spec: field \"control_fd\" is not a descriptor above 2";
+  EXPECT_EQ(prepared_error(prepared_json("")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("-1")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("0")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("2")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("\"5\"")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("5.5")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("null")), refused);
+  EXPECT_EQ(prepared_error(prepared_json("2147483648")), refused);
+}
+
+TEST(PreparedPayload, NamesWhatIsWrong) {
+  EXPECT_EQ(prepared_error(prepared_json("5", "proxied")), "spec: unknown network \"proxied\"");
+  EXPECT_EQ(prepared_error(R"({"module":"/m","network":"none","control_fd":5})"),
+            "spec: missing field \"backend\"");
+  EXPECT_EQ(prepared_error(R"({"backend":"namespaces","network":"none","control_fd":5})"),
+            "spec: missing field \"module\"");
+  EXPECT_EQ(prepared_error(R"({"backend":"namespaces","module":"/m","control_fd":5})"),
+            "spec: missing field \"network\"");
+  EXPECT_EQ(prepared_error("not json").rfind("spec: not a JSON object: ", 0), 0u);
+}
+
+std::string launch_error(const std::string &json) {
+  try {
+    decode_launch_message(json);
+  } catch (const std::invalid_argument &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LaunchMessage, RoundTrips) {
+  const LaunchMessage message = test::sample_launch();
+  const LaunchMessage back = decode_launch_message(encode_launch_message(message));
+  EXPECT_EQ(back.spec.plugin_name, message.spec.plugin_name);
+  EXPECT_EQ(back.spec.binary_path, message.spec.binary_path);
+  EXPECT_EQ(back.spec.socket_dir, message.spec.socket_dir);
+  EXPECT_EQ(back.spec.tmp_dir, message.spec.tmp_dir);
+  EXPECT_EQ(back.spec.network, Network::outbound);
+  EXPECT_EQ(back.spec.read_paths, message.spec.read_paths);
+  EXPECT_EQ(back.spec.args, message.spec.args);
+  EXPECT_EQ(back.env, message.env);
+
+  LaunchMessage empty;
+  empty.spec.plugin_name = "p";
+  const LaunchMessage empty_back = decode_launch_message(encode_launch_message(empty));
+  EXPECT_TRUE(empty_back.env.empty());
+  EXPECT_TRUE(empty_back.spec.args.empty());
+  EXPECT_EQ(empty_back.spec.network, Network::none);
+}
+
+TEST(LaunchMessage, NamesWhatIsWrong) {
+  const std::string spec =
+      R"("plugin_name":"p","binary_path":"/b","socket_dir":"/s","tmp_dir":"/t",)"
+      R"("network":"none","read_paths":[],"args":[])";
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1"]})"), "");
+  EXPECT_EQ(launch_error("{" + spec + "}"), "spec: field \"env\" is not an array");
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1",2]})"), "spec: env[1] is not a string");
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":["NOEQUALS"]})"),
+            "spec: env entry \"NOEQUALS\" is not NAME=VALUE");
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":["=value"]})"),
+            "spec: env entry \"=value\" is not NAME=VALUE");
+  EXPECT_EQ(launch_error("{" + spec + R"(,"env":[""]})"), "spec: env entry \"\" is not NAME=VALUE");
+  EXPECT_EQ(launch_error(R"({"plugin_name":"p","env":[]})"), "spec: missing field \"binary_path\"");
+  EXPECT_EQ(launch_error("[\"A=1\"]"), "spec: not a JSON object");
+}
+
 }  // namespace
 }  // namespace sandbox_host

@@ -95,9 +95,9 @@ ExitStatus wait_forwarding_signals(Child &child, const sigset_t &signals) {
 
 // What a long-running host's SandboxPool does, once: prepare, wait until ready, launch.
 // The plugin dies with the pool, so the pool lives until the plugin has exited.
-Child launch_prepared(SandboxPool &pool, const Spec &spec) {
+Child launch_prepared(SandboxPool &pool, const std::string &mode, const Spec &spec) {
   if (!pool.preparing()) {
-    throw std::runtime_error("--prepared: this backend does not prepare sandboxes");
+    throw std::runtime_error("--prepared: backend " + mode + " does not prepare sandboxes");
   }
   if (pool.wait_ready(std::chrono::seconds(10)) == 0) {
     throw std::runtime_error(
@@ -149,8 +149,9 @@ int run_plugin(const RunOptions &options) {
   sigset_t previous;
   ::sigprocmask(SIG_BLOCK, &signals, &previous);
   std::optional<SandboxPool> pool;
-  if (options.prepared) pool.emplace(host, mode, spec.network, PoolOptions{.depth = 1});
-  Child child = pool ? launch_prepared(*pool, spec) : spawn(host.command(spec, mode));
+  if (options.prepared)
+    pool.emplace(host, mode, spec.network, PoolOptions{.depth = 1, .replace = false});
+  Child child = pool ? launch_prepared(*pool, mode, spec) : spawn(host.command(spec, mode));
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   return status.shell_status();

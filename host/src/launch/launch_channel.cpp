@@ -120,7 +120,11 @@ LaunchMessage receive_launch(int channel) {
   if ((header.msg_flags & MSG_TRUNC) != 0) {
     throw std::runtime_error("launch message over " + std::to_string(kMaxLaunchMessage) + " bytes");
   }
-  return decode_launch_message(std::string_view(buffer.data(), static_cast<size_t>(received)));
+  try {
+    return decode_launch_message(std::string_view(buffer.data(), static_cast<size_t>(received)));
+  } catch (const std::invalid_argument &e) {
+    throw std::runtime_error(e.what());
+  }
 }
 
 }  // namespace sandbox_host

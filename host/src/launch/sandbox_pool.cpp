@@ -39,7 +39,8 @@ std::string drain(int fd) {
 
 SandboxPool::SandboxPool(const Host &host, std::string mode, Network network, PoolOptions options)
     : host_(host), mode_(std::move(mode)), network_(network), options_(options) {
-  preparing_ = options_.depth > 0 && host_.prepares(mode_);
+  wanted_ = options_.depth;
+  preparing_ = wanted_ > 0 && host_.prepares(mode_);
   spawner_ = std::thread([this] { run_spawner(); });
 }
 
@@ -62,7 +63,10 @@ void SandboxPool::handed_over(bool launched) {
   {
     std::lock_guard lock(mutex_);
     --handing_over_;
-    if (launched) last_launch_ = Clock::now();
+    if (launched) {
+      last_launch_ = Clock::now();
+      if (!options_.replace) --wanted_;
+    }
   }
   changed_.notify_all();
 }
@@ -84,8 +88,8 @@ void SandboxPool::run_spawner() {
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(
-        lock, [this] { return stopping_ || errand_ || (preparing_ && held() < options_.depth); });
+    changed_.wait(lock,
+                  [this] { return stopping_ || errand_ || (preparing_ && held() < wanted_); });
     if (stopping_) return;
     // A replacement waits a moment after a launch, so that the plugin just launched starts
     // on a CPU nobody is setting a sandbox up on; not when someone waits for it.
@@ -158,7 +162,7 @@ SandboxPool::Readiness SandboxPool::await_ready(Prepared &sandbox, Clock::time_p
   return Readiness::ready;
 }
 
-void SandboxPool::discard(Prepared &sandbox, const std::string &why) {
+void SandboxPool::discard(Prepared &sandbox, const std::string &why, bool for_a_launch) {
   ::kill(sandbox.child.pid(), SIGKILL);
   const ExitStatus status = sandbox.child.wait();
   const std::string said = drain(sandbox.errors.get());
@@ -174,8 +178,9 @@ void SandboxPool::discard(Prepared &sandbox, const std::string &why) {
       {mode_, "", "pool-prepare",
        "prepared sandbox " + why + " (stage 1 exit " + std::to_string(status.shell_status()) +
            (said.empty() ? "" : ": " + said) + ")",
-       still_preparing ? "the launch ran without it"
-                       : "the pool stopped preparing sandboxes; launches run without them"});
+       !still_preparing ? "the pool stopped preparing sandboxes; launches run without them"
+       : for_a_launch   ? "the launch ran without it"
+                        : "the pool starts another"});
 }
 
 std::size_t SandboxPool::wait_ready(std::chrono::milliseconds timeout) {
@@ -187,7 +192,7 @@ std::size_t SandboxPool::wait_ready(std::chrono::milliseconds timeout) {
     ++waiting_;
     changed_.notify_all();
     changed_.wait_until(lock, deadline, [this] {
-      return stopping_ || !preparing_ || (ready_.size() >= options_.depth && starting_ == 0);
+      return stopping_ || !preparing_ || (ready_.size() >= wanted_ && starting_ == 0);
     });
     --waiting_;
     for (Prepared &sandbox : ready_) held.push_back(&sandbox);
@@ -200,7 +205,7 @@ std::size_t SandboxPool::wait_ready(std::chrono::milliseconds timeout) {
     if (readiness == Readiness::dead) dead.push_back(sandbox);
   }
   for (Prepared *sandbox : dead) {
-    discard(*sandbox, "died while setting up");
+    discard(*sandbox, "died while setting up", false);
     std::lock_guard lock(mutex_);
     ready_.remove_if([sandbox](const Prepared &p) { return &p == sandbox; });
   }
@@ -213,8 +218,10 @@ std::optional<SandboxPool::Prepared> SandboxPool::take(Clock::time_point deadlin
   // A waiting launch has the spawner start a sandbox now rather than after refill_delay.
   ++waiting_;
   changed_.notify_all();
-  changed_.wait_until(lock, deadline,
-                      [this] { return !ready_.empty() || !preparing_ || stopping_; });
+  changed_.wait_until(lock, deadline, [this] {
+    // The last clause: none is being started and none will be (replace = false).
+    return !ready_.empty() || !preparing_ || stopping_ || (starting_ == 0 && held() >= wanted_);
+  });
   --waiting_;
   if (ready_.empty() || stopping_) return std::nullopt;
   Prepared sandbox = std::move(ready_.front());
@@ -253,9 +260,11 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
   const auto env = host_.prepared_launch_env(spec, mode_);
   if (env && spec.network == network_) {
     std::lock_guard consumer(consumer_);
-    const auto deadline = Clock::now() + options_.ready_timeout;
+    const auto asked = Clock::now();
+    const auto deadline = asked + options_.ready_timeout;
     while (std::optional<Prepared> sandbox = take(deadline)) {
-      if (Clock::now() - sandbox->started > options_.max_idle) {
+      // Idle is the time it waited before this launch asked: one started since is fresh.
+      if (asked - sandbox->started > options_.max_idle) {
         sandbox.reset();  // its Child kills it; nothing failed, it only grew old
         handed_over(false);
         continue;
@@ -263,7 +272,8 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
       const Readiness readiness = await_ready(*sandbox, deadline);
       if (readiness != Readiness::ready) {
         discard(*sandbox,
-                readiness == Readiness::dead ? "died while setting up" : "was not ready in time");
+                readiness == Readiness::dead ? "died while setting up" : "was not ready in time",
+                true);
         handed_over(false);
         continue;
       }
@@ -277,7 +287,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
         handed_over(false);
         throw;
       } catch (const std::exception &e) {
-        discard(*sandbox, std::string("did not take its launch: ") + e.what());
+        discard(*sandbox, std::string("did not take its launch: ") + e.what(), true);
         handed_over(false);
         continue;
       }

@@ -30,6 +30,9 @@ namespace sandbox_host {
 struct PoolOptions {
   // Sandboxes kept ready; a launch takes one and the pool starts its replacement.
   std::size_t depth = 1;
+  // False: no replacements, for a host that knows it launches `depth` plugins (a one-shot
+  // launcher: 1).
+  bool replace = true;
   // An older sandbox is replaced, not used: its /etc binds and its view of the host's
   // mounts are as old as it is.
   std::chrono::milliseconds max_idle{std::chrono::seconds(30)};
@@ -59,8 +62,8 @@ class SandboxPool {
 
   // Launches spec with the given stdio. Throws as Host::command() does for a bad Spec.
   Child launch(const Spec &spec, const Stdio &stdio = {});
-  // Waits until `depth` sandboxes are ready or timeout passed; returns how many are. One
-  // that died meanwhile is replaced, and its failure goes to the audit sink.
+  // Waits until the sandboxes the pool holds are ready or timeout passed; returns how many
+  // are. One that died meanwhile is replaced, and its failure goes to the audit sink.
   std::size_t wait_ready(std::chrono::milliseconds timeout);
 
   PoolStats stats() const;
@@ -81,7 +84,8 @@ class SandboxPool {
   Prepared start_one() const;
   Child spawn_cold(const Spec &spec, const Stdio &stdio);
   Readiness await_ready(Prepared &sandbox, std::chrono::steady_clock::time_point deadline);
-  void discard(Prepared &sandbox, const std::string &why);
+  // Kills a prepared sandbox that failed and says why in the audit sink.
+  void discard(Prepared &sandbox, const std::string &why, bool for_a_launch);
   std::size_t held() const;  // sandboxes ready, starting or being handed over; needs mutex_
   // The oldest prepared sandbox, waiting until deadline for one being started.
   std::optional<Prepared> take(std::chrono::steady_clock::time_point deadline);
@@ -101,6 +105,7 @@ class SandboxPool {
   std::size_t starting_ = 0;      // being started by the spawner
   std::size_t handing_over_ = 0;  // taken by a launch that has not handed it its launch yet
   std::size_t waiting_ = 0;       // launches and wait_ready() calls waiting for a sandbox
+  std::size_t wanted_ = 0;        // sandboxes to hold: depth, less those launched without replace
   std::chrono::steady_clock::time_point last_launch_;
   std::function<void()> errand_;  // a cold launch the spawner thread runs for a caller
   bool preparing_ = false;
