@@ -37,7 +37,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -642,13 +641,15 @@ TEST_F(SandboxPoolTest, AnOversizedSpecThrowsLengthErrorAndThePoolServesTheNextL
   } catch (const std::length_error &e) {
     what = e.what();
   }
-  std::smatch size;
-  ASSERT_TRUE(std::regex_match(what, size,
-                               std::regex("launch for plugin \"big\": ([0-9]+) bytes of Spec and "
-                                          "environment, over " +
-                                          std::to_string(kMaxLaunchMessage))))
-      << what;
-  EXPECT_GT(std::stoul(size[1]), 2 * arg.size());
+  // "launch for plugin "big": <size> bytes of Spec and environment, over <cap>"
+  const std::string prefix = "launch for plugin \"big\": ";
+  const std::string suffix =
+      " bytes of Spec and environment, over " + std::to_string(kMaxLaunchMessage);
+  ASSERT_TRUE(what.starts_with(prefix) && what.ends_with(suffix)) << what;
+  const std::string size = what.substr(prefix.size(), what.size() - prefix.size() - suffix.size());
+  ASSERT_FALSE(size.empty()) << what;
+  ASSERT_TRUE(std::all_of(size.begin(), size.end(), ::isdigit)) << what;
+  EXPECT_GT(std::stoul(size), 2 * arg.size());
   EXPECT_EQ(pool.stats().cold_launches, 0u);
 
   t.spec.args = {"report"};
