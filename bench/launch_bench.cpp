@@ -18,7 +18,7 @@
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/host/stage1.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,6 +1,8 @@
 #include "mount_tree.hpp"
 
 #include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/backends/system_paths.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -18,29 +20,13 @@
 namespace sandbox_host::namespaces {
 namespace {
 
+using backends::kDevices;
+using backends::kEtcEntries;
+using backends::kSystemDirs;
 using backends::SetupError;
 using backends::throw_errno;
 
 constexpr const char *kStep = "mount tree";
-
-// Directories of the system that programs run from. Where the host has one as a symlink
-// (merged /usr), the sandbox gets the same symlink.
-constexpr std::array kSystemDirs{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-
-// The part of /etc that ordinary programs read: the dynamic linker's cache, name service
-// (users, groups, hosts, DNS), time zone, TLS roots, and Debian's alternatives. Nothing
-// with a secret (shadow, ssh, wireguard, sudoers, machine-id).
-constexpr std::array kEtcEntries{
-    "/etc/alternatives", "/etc/ca-certificates", "/etc/gai.conf",      "/etc/group",
-    "/etc/host.conf",    "/etc/hosts",           "/etc/ld.so.cache",   "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/localtime",       "/etc/nsswitch.conf", "/etc/os-release",
-    "/etc/passwd",       "/etc/protocols",       "/etc/resolv.conf",   "/etc/services",
-    "/etc/ssl/certs",    "/etc/ssl/openssl.cnf",
-};
-
-// Device nodes every program may expect. Bound from the host, so they keep working without
-// the sandbox being able to create any.
-constexpr std::array kDevices{"null", "zero", "full", "random", "urandom", "tty"};
 
 // The base tmpfs and where the host root and the new root hang below it until pivot_root.
 constexpr const char *kBase = "/tmp";
@@ -88,34 +74,21 @@ int open_without_symlinks(const std::string &path) {
   return fd;
 }
 
-// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { ::close(fd_); }
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Clones the tree at source, sets its attributes on every mount of the clone while it is
 // still detached, then attaches it at target: there is no moment at which the sandbox's
 // copy is writable or honours setuid bits.
 void bind(const std::string &source, const std::string &target, uint64_t attributes) {
-  const Fd source_fd(open_without_symlinks(source));
+  const UniqueFd source_fd(open_without_symlinks(source));
   const int tree_fd = static_cast<int>(::open_tree(
       source_fd.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
   if (tree_fd < 0) throw_errno(kStep, "clone " + source);
-  const Fd tree(tree_fd);
+  const UniqueFd tree(tree_fd);
   mount_attr attr{};
   attr.attr_set = attributes;
   if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
     throw_errno(kStep, "set attributes of " + source);
   }
-  const Fd target_fd(open_without_symlinks(target));
+  const UniqueFd target_fd(open_without_symlinks(target));
   if (::move_mount(tree.get(), "", target_fd.get(), "",
                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
     throw_errno(kStep, "attach " + source + " at " + target);

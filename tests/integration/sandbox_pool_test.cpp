@@ -13,7 +13,7 @@
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/host/spec_check.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <filesystem>
 #include <map>

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -142,6 +143,15 @@ SeccompContext build_default_filter() {
     }
   }
   add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2");
+  return ctx;
+}
+
+SeccompContext build_unix_sockets_only_filter() {
+  SeccompContext ctx = build_default_filter();
+  // All 64 bits compared: a family with stray upper bits is refused too, never let through.
+  const scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+  add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), "socket (not AF_UNIX)", 1,
+      &not_unix);
   return ctx;
 }
 

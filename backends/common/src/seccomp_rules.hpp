@@ -19,5 +19,8 @@ const DeniedSyscall *denied_syscalls(unsigned &count) noexcept;
 using SeccompContext = std::unique_ptr<void, decltype(&seccomp_release)>;
 
 SeccompContext build_default_filter();
+// The default filter, and socket(2) refused for every family but AF_UNIX: network "none"
+// for a backend without a network namespace.
+SeccompContext build_unix_sockets_only_filter();
 
 }  // namespace sandbox_host::backends

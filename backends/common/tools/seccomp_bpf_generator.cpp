@@ -1,5 +1,5 @@
-// Build-time tool: compiles the default seccomp rules (seccomp_rules.cpp) to BPF with
-// libseccomp and writes them as a C++ array: seccomp_bpf_generator OUTPUT.cpp
+// Build-time tool: compiles the seccomp rules (seccomp_rules.cpp) to BPF with libseccomp
+// and writes each filter as a C++ array: seccomp_bpf_generator OUTPUT.cpp
 #include "../src/seccomp_rules.hpp"
 
 #include <linux/filter.h>
@@ -9,7 +9,33 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <vector>
+
+namespace {
+
+std::vector<sock_filter> compile(const sandbox_host::backends::SeccompContext &ctx) {
+  FILE *bpf = std::tmpfile();
+  if (bpf == nullptr || seccomp_export_bpf(ctx.get(), fileno(bpf)) != 0) {
+    throw std::runtime_error("seccomp_export_bpf failed");
+  }
+  std::vector<sock_filter> program;
+  std::rewind(bpf);
+  for (sock_filter op{}; std::fread(&op, sizeof op, 1, bpf) == 1;) program.push_back(op);
+  std::fclose(bpf);
+  return program;
+}
+
+void write_program(std::ostream &out, const char *name, const std::vector<sock_filter> &program) {
+  out << "const sock_filter k" << name << "[] = {\n";
+  for (const auto &op : program) {
+    out << "    {" << op.code << ", " << unsigned{op.jt} << ", " << unsigned{op.jf} << ", " << op.k
+        << "U},\n";
+  }
+  out << "};\nconst unsigned short k" << name << "Length = " << program.size() << ";\n\n";
+}
+
+}  // namespace
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -17,28 +43,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    auto ctx = sandbox_host::backends::build_default_filter();
-    FILE *bpf = std::tmpfile();
-    if (bpf == nullptr || seccomp_export_bpf(ctx.get(), fileno(bpf)) != 0) {
-      std::cerr << "seccomp_bpf_generator: seccomp_export_bpf failed\n";
-      return 1;
-    }
-    std::vector<sock_filter> program;
-    std::rewind(bpf);
-    for (sock_filter op{}; std::fread(&op, sizeof op, 1, bpf) == 1;) program.push_back(op);
-    std::fclose(bpf);
-
+    const auto default_program = compile(sandbox_host::backends::build_default_filter());
+    const auto unix_only_program =
+        compile(sandbox_host::backends::build_unix_sockets_only_filter());
     std::ofstream out(argv[1]);
     out << "// Generated at build time by seccomp_bpf_generator from seccomp_rules.cpp.\n"
         << "#include \"seccomp_program.hpp\"\n\n"
-        << "namespace sandbox_host::backends {\n\n"
-        << "const sock_filter kDefaultSeccompProgram[] = {\n";
-    for (const auto &op : program) {
-      out << "    {" << op.code << ", " << unsigned{op.jt} << ", " << unsigned{op.jf} << ", "
-          << op.k << "U},\n";
-    }
-    out << "};\nconst unsigned short kDefaultSeccompProgramLength = " << program.size() << ";\n\n"
-        << "}  // namespace sandbox_host::backends\n";
+        << "namespace sandbox_host::backends {\n\n";
+    write_program(out, "DefaultSeccompProgram", default_program);
+    write_program(out, "UnixSocketsOnlySeccompProgram", unix_only_program);
+    out << "}  // namespace sandbox_host::backends\n";
     return out ? 0 : 1;
   } catch (const std::exception &e) {
     std::cerr << "seccomp_bpf_generator: " << e.what() << "\n";

@@ -3,7 +3,7 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <poll.h>
 #include <signal.h>

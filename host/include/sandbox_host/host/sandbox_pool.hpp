@@ -13,7 +13,7 @@
 
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/spawn.hpp>
-#include <sandbox_host/host/unique_fd.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <chrono>
 #include <condition_variable>

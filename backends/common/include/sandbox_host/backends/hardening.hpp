@@ -7,6 +7,12 @@ namespace sandbox_host::backends {
 // not even an exec as uid 0 gets one back.
 void drop_all_capabilities();
 
+// Drops every capability this process holds (effective, permitted, inheritable, ambient)
+// and, where it may (CAP_SETPCAP, i.e. when run as root), the bounding set. Without it the
+// bounding set stays as inherited, and no_new_privs must keep an exec from raising a
+// capability.
+void drop_capabilities();
+
 // Empties the bounding set alone, keeping the effective capabilities for the mounts still
 // to come; drop_all_capabilities() then has fewer calls to make.
 void drop_bounding_set();
@@ -21,8 +27,15 @@ void new_session();
 // Closes every descriptor above stderr but keep, which becomes close-on-exec.
 void close_descriptors_except(int keep);
 
+// Which sockets the filter lets a process create.
+enum class Sockets {
+  any,        // a network namespace decides what they reach
+  unix_only,  // network "none" without a network namespace: socket(2) of any other family
+              // fails with EAFNOSUPPORT
+};
+
 // Loads the default seccomp filter (seccomp_rules.cpp, docs/security-model.md); sets
 // no_new_privs first if it is not set yet.
-void install_seccomp_filter();
+void install_seccomp_filter(Sockets sockets = Sockets::any);
 
 }  // namespace sandbox_host::backends

@@ -1,0 +1,46 @@
+#include "coverage_warning.hpp"
+
+#include <vector>
+
+namespace sandbox_host::landlock {
+
+std::string coverage_warning(int abi) {
+  std::vector<std::string> gaps{
+      "no pid namespace: the host's processes share the plugin's pid space (/proc is not "
+      "granted, but pids can be probed)",
+      "no mount namespace: the host's file system with access rules on top, so stat(2) "
+      "tells the existence, size and times of files outside the grants, and there is no "
+      "private /tmp, /dev/shm or /proc",
+      "connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus, a "
+      "container runtime) is not restricted",
+      "no ipc or uts namespace: System V IPC and POSIX message queues of the launching user "
+      "are reachable, and the host's name is visible",
+  };
+  if (abi < 3) {
+    gaps.push_back(
+        "truncate(2) of any file the launching user may write is not restricted "
+        "(restricted from ABI 3)");
+  }
+  if (abi < 4) {
+    gaps.push_back(
+        "network none does not block TCP: only other socket families are refused "
+        "(TCP bind and connect are restricted from ABI 4)");
+  }
+  if (abi < 5) {
+    gaps.push_back("ioctl(2) on device files is not restricted (restricted from ABI 5)");
+  }
+  if (abi < 6) {
+    gaps.push_back(
+        "signals to the launching user's processes and, with network none, "
+        "abstract unix sockets of the host are not scoped (scoped from ABI 6)");
+  }
+  if (abi < 7) {
+    gaps.push_back("denials are not written to the kernel's audit log (from ABI 7)");
+  }
+  std::string warning =
+      "degraded: Landlock ABI " + std::to_string(abi) + " without namespaces; not covered: ";
+  for (size_t i = 0; i < gaps.size(); ++i) warning += (i == 0 ? "" : "; ") + gaps[i];
+  return warning;
+}
+
+}  // namespace sandbox_host::landlock

@@ -1,0 +1,112 @@
+// The landlock backend (seed 004's ModeLandlock): the degraded Linux fallback where user
+// namespaces do not work. No namespaces: stage 1 (the re-executed host binary) restricts
+// itself with a Landlock ruleset, drops its capabilities, sets no_new_privs, loads the
+// seccomp filter (for network "none", one that refuses every socket family but AF_UNIX)
+// and execs the plugin, so the plugin is the host's own child. What it leaves uncovered is
+// its probe's warning (coverage_warning.cpp).
+#include "coverage_warning.hpp"
+#include "landlock_abi.hpp"
+#include "landlock_policy.hpp"
+#include "ruleset.hpp"
+
+#include <sandbox_host/backends/hardening.hpp>
+#include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/module.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+extern char **environ;
+
+namespace sandbox_host::landlock {
+namespace {
+
+using backends::throw_errno;
+
+// Why the kernel offers no Landlock: the LSM list names it or not.
+ProbeReport unavailable() {
+  ProbeReport report;
+  std::ifstream lsm("/sys/kernel/security/lsm");
+  std::string active;
+  if (std::getline(lsm, active) && active.find("landlock") == std::string::npos) {
+    report.reason = "Landlock is not among the kernel's active security modules (" + active + ")";
+    report.hint = "boot with lsm=" + active +
+                  ",landlock, or build the kernel with landlock in "
+                  "CONFIG_LSM";
+  } else {
+    report.reason = "the kernel has no Landlock (landlock_create_ruleset is not available)";
+    report.hint = "Landlock needs Linux 5.13 or newer with CONFIG_SECURITY_LANDLOCK=y";
+  }
+  return report;
+}
+
+[[noreturn]] void exec_plugin(const Spec &spec) {
+  if (::chdir(spec.tmp_dir.c_str()) != 0) throw_errno("exec", "chdir " + spec.tmp_dir);
+  std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
+  for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
+  argv.push_back(nullptr);
+  ::execve(spec.binary_path.c_str(), argv.data(), environ);
+  throw_errno("exec", spec.binary_path);
+}
+
+// Everything that does not need the Spec first, so that a prepared sandbox has it done
+// before its launch; take_launch gives the Spec.
+template <class TakeLaunch>
+[[noreturn]] void contain(Network network, TakeLaunch take_launch) {
+  const int abi = kernel_abi();
+  if (abi < 1) throw backends::SetupError("landlock", unavailable().reason);
+  const AbiRights rights = rights_for(abi);
+  const SystemPolicy policy = system_policy(network, rights);
+  Ruleset ruleset(policy.attr);
+  for (const Grant &grant : policy.grants) ruleset.allow_if_present(grant.path, grant.access);
+
+  backends::drop_capabilities();
+  backends::set_no_new_privs();
+  backends::install_seccomp_filter(network == Network::none ? backends::Sockets::unix_only
+                                                            : backends::Sockets::any);
+  const Spec spec = take_launch();
+  for (const Grant &grant : spec_grants(spec, rights)) ruleset.allow(grant.path, grant.access);
+  ruleset.restrict_self(policy.restrict_flags);
+  exec_plugin(spec);
+}
+
+class LandlockBackend final : public Backend {
+ public:
+  ProbeReport probe() override {
+    const int abi = kernel_abi();
+    if (abi < 1) return unavailable();
+    ProbeReport report;
+    report.available = true;
+    report.landlock_abi = abi;
+    report.warning = coverage_warning(abi);
+    return report;
+  }
+
+  void build_command(const Spec &, CommandBuilder &command) override { command.reexec_stage1(); }
+
+  void stage1(const Spec &spec) override {
+    contain(spec.network, [&spec] { return spec; });
+  }
+
+  void stage1_prepared(Network network, LaunchSource &source) override {
+    contain(network, [network, &source] {
+      Spec spec = source.await_launch();
+      if (spec.network != network) {
+        throw backends::SetupError("launch", "network " + std::string(to_string(spec.network)) +
+                                                 ", but this sandbox was prepared for " +
+                                                 std::string(to_string(network)));
+      }
+      return spec;
+    });
+  }
+};
+
+}  // namespace
+}  // namespace sandbox_host::landlock
+
+SANDBOX_HOST_BACKEND_MODULE(sandbox_host::landlock::LandlockBackend, "landlock", "0.1.0",
+                            "Landlock file, TCP and IPC-scope rules without namespaces: the "
+                            "degraded fallback where user namespaces do not work")

@@ -1,0 +1,45 @@
+#include "landlock_policy.hpp"
+
+#include <sandbox_host/backends/system_paths.hpp>
+
+namespace sandbox_host::landlock {
+namespace {
+
+constexpr uint64_t kReadExecute = kFsExecute | kFsReadFile | kFsReadDir;
+// Opening with O_TRUNC (a shell's "> /dev/null") needs the truncate right; a device's
+// ioctls (isatty) the ioctl one.
+constexpr uint64_t kDevice = kFsReadFile | kFsWriteFile | kFsTruncate | kFsIoctlDev;
+
+}  // namespace
+
+SystemPolicy system_policy(Network network, const AbiRights &rights) {
+  SystemPolicy policy;
+  policy.attr.handled_access_fs = rights.fs;
+  if (network == Network::none) {
+    // No rule grants a port: no TCP bind or connect at all.
+    policy.attr.handled_access_net = rights.net;
+    policy.attr.scoped = rights.scoped;
+  } else {
+    // The host's network is granted; signals still stay inside the domain.
+    policy.attr.scoped = rights.scoped & kScopeSignal;
+  }
+  for (const char *dir : backends::kSystemDirs) policy.grants.push_back({dir, kReadExecute});
+  for (const char *entry : backends::kEtcEntries) policy.grants.push_back({entry, kReadExecute});
+  for (const char *device : backends::kDevices) {
+    policy.grants.push_back({std::string("/dev/") + device, kDevice});
+  }
+  // Denials after the exec of the plugin are the ones worth reading in the audit log.
+  policy.restrict_flags = rights.restrict_flags & kLogNewExecOn;
+  return policy;
+}
+
+std::vector<Grant> spec_grants(const Spec &spec, const AbiRights &rights) {
+  std::vector<Grant> grants;
+  for (const auto &path : spec.read_paths) grants.push_back({path, kReadExecute});
+  grants.push_back({spec.binary_path, kReadExecute});
+  grants.push_back({spec.socket_dir, rights.fs});
+  grants.push_back({spec.tmp_dir, rights.fs});
+  return grants;
+}
+
+}  // namespace sandbox_host::landlock

@@ -1,0 +1,58 @@
+#include "ruleset.hpp"
+
+#include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/unique_fd.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace sandbox_host::landlock {
+namespace {
+
+using backends::throw_errno;
+
+constexpr const char *kStep = "landlock";
+
+}  // namespace
+
+Ruleset::Ruleset(const RulesetAttr &attr)
+    : fd_(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0))),
+      handled_fs_(attr.handled_access_fs) {
+  if (!fd_) throw_errno(kStep, "create the ruleset");
+}
+
+bool Ruleset::grant(const std::string &path, uint64_t access, bool missing_ok) {
+  const UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) {
+    if (missing_ok && errno == ENOENT) return false;
+    throw_errno(kStep, "open " + path);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno(kStep, "stat " + path);
+  if (!S_ISDIR(st.st_mode)) access &= kFsFileRights;
+  const PathBeneathAttr rule{access & handled_fs_, fd.get()};
+  if (::syscall(SYS_landlock_add_rule, fd_.get(), kRulePathBeneath, &rule, 0) != 0) {
+    throw_errno(kStep, "grant " + path);
+  }
+  return true;
+}
+
+void Ruleset::allow(const std::string &path, uint64_t access) {
+  grant(path, access, false);
+}
+
+void Ruleset::allow_if_present(const std::string &path, uint64_t access) {
+  grant(path, access, true);
+}
+
+void Ruleset::restrict_self(uint32_t flags) {
+  if (::syscall(SYS_landlock_restrict_self, fd_.get(), flags) != 0) {
+    throw_errno(kStep, "enforce the ruleset");
+  }
+}
+
+}  // namespace sandbox_host::landlock

@@ -1,0 +1,34 @@
+// A Landlock ruleset under construction, owned as a file descriptor.
+#pragma once
+
+#include "landlock_abi.hpp"
+
+#include <sandbox_host/unique_fd.hpp>
+
+#include <string>
+
+namespace sandbox_host::landlock {
+
+class Ruleset {
+ public:
+  // Throws SetupError("landlock", ...) when the kernel refuses the attributes.
+  explicit Ruleset(const RulesetAttr &attr);
+
+  // Grants access beneath path (a directory, or the file itself; symlinks are followed, so
+  // the grant lands on what the host resolves the path to). On a file, only the rights that
+  // apply to files are granted. Throws when path cannot be opened.
+  void allow(const std::string &path, uint64_t access);
+  // Like allow(), but a path that does not exist on this host is left out.
+  void allow_if_present(const std::string &path, uint64_t access);
+
+  // Enforces the ruleset on the calling thread and everything it execs; needs no_new_privs.
+  void restrict_self(uint32_t flags);
+
+ private:
+  bool grant(const std::string &path, uint64_t access, bool missing_ok);
+
+  UniqueFd fd_;
+  uint64_t handled_fs_ = 0;
+};
+
+}  // namespace sandbox_host::landlock
