@@ -9,8 +9,9 @@ std::string coverage_warning(int abi) {
       "no pid namespace: the host's processes share the plugin's pid space (/proc is not "
       "granted, but pids can be probed)",
       "no mount namespace: the host's file system with access rules on top, so stat(2) "
-      "tells the existence, size and times of files outside the grants, and there is no "
-      "private /tmp, /dev/shm or /proc",
+      "tells the existence, size and times of files outside the grants, and /tmp, /dev/shm and "
+      "/proc are not granted at all, but for the plugin's own /proc/<pid> (its child "
+      "processes do not see their /proc/self)",
       "connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus, a "
       "container runtime) is not restricted",
       "no ipc or uts namespace: System V IPC and POSIX message queues of the launching user "
@@ -23,8 +24,9 @@ std::string coverage_warning(int abi) {
   }
   if (abi < 4) {
     gaps.push_back(
-        "network none does not block TCP: only other socket families are refused "
-        "(TCP bind and connect are restricted from ABI 4)");
+        "with network none, a TCP socket the plugin did not create (one passed to it over a "
+        "unix socket) can still connect or bind: the seccomp filter refuses creating one, "
+        "Landlock restricts TCP from ABI 4");
   }
   if (abi < 5) {
     gaps.push_back("ioctl(2) on device files is not restricted (restricted from ABI 5)");

@@ -2,13 +2,17 @@
 
 #include <sandbox_host/backends/system_paths.hpp>
 
+#include <unistd.h>
+
+#include <string>
+
 namespace sandbox_host::landlock {
 namespace {
 
 constexpr uint64_t kReadExecute = kFsExecute | kFsReadFile | kFsReadDir;
-// Opening with O_TRUNC (a shell's "> /dev/null") needs the truncate right; a device's
-// ioctls (isatty) the ioctl one.
-constexpr uint64_t kDevice = kFsReadFile | kFsWriteFile | kFsTruncate | kFsIoctlDev;
+constexpr uint64_t kRead = kFsReadFile | kFsReadDir;
+// A device's ioctls (isatty on a redirected stream) need the ioctl right.
+constexpr uint64_t kDevice = kFsReadFile | kFsWriteFile | kFsIoctlDev;
 
 }  // namespace
 
@@ -28,6 +32,9 @@ SystemPolicy system_policy(Network network, const AbiRights &rights) {
   for (const char *device : backends::kDevices) {
     policy.grants.push_back({std::string("/dev/") + device, kDevice});
   }
+  // Its own /proc directory only (/proc/self once the plugin is exec'ed in this process):
+  // programs read their maps, status and fds there; everything else of /proc stays shut.
+  policy.grants.push_back({"/proc/" + std::to_string(::getpid()), kRead});
   // Denials after the exec of the plugin are the ones worth reading in the audit log.
   policy.restrict_flags = rights.restrict_flags & kLogNewExecOn;
   return policy;

@@ -65,14 +65,18 @@ int run_probe(const ProbeOptions &options) {
     }
     std::cout << "backends:\n";
     for (const auto &s : statuses) {
-      std::cout << "  " << std::left << std::setw(11) << s.name << std::setw(12)
-                << (s.available ? "available" : "unavailable");
+      std::string note;
       if (s.name == kModeOff && s.available) {
-        std::cout << "explicit only: runs unsandboxed, never chosen by probe";
+        note = "explicit only: runs unsandboxed, never chosen by probe";
       } else if (!s.available) {
-        std::cout << s.reason;
+        note = s.reason;
       }
-      std::cout << "\n";
+      std::cout << "  " << std::left << std::setw(11) << s.name;
+      if (note.empty()) {
+        std::cout << (s.available ? "available" : "unavailable") << "\n";
+      } else {
+        std::cout << std::setw(12) << (s.available ? "available" : "unavailable") << note << "\n";
+      }
       if (!s.available && !s.hint.empty())
         std::cout << std::setw(25) << ""
                   << "hint: " << s.hint << "\n";
