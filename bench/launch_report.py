@@ -458,10 +458,11 @@ LANDLOCK_ISOLATION = (
     "a Landlock ruleset (ABI {abi}) handling every file right of that ABI and, with network "
     "`none`, TCP bind/connect and the abstract-unix-socket and signal scopes: read and "
     "execute of the system directories, {etc} `/etc` entries and the plugin binary, read and "
-    "write of 6 devices, every right in the socket/tmp directory; no capabilities, "
+    "write of 6 devices, read of its own `/proc/<pid>`, every right in the socket/tmp "
+    "directory; no capabilities, "
     "no_new_privs, the default seccomp filter plus `socket(2)` refused for every family but "
-    "`AF_UNIX`; no namespaces (the host's pids, /tmp, hostname and unix sockets by path "
-    "stay reachable: the probe's warning)")
+    "`AF_UNIX`; no namespaces (the host's pids, file metadata, hostname and unix sockets "
+    "by path stay reachable: the probe's warning)")
 
 # key (launch_bench's name), label, what runs on the measured path.
 LANDLOCK_VARIANTS = [
