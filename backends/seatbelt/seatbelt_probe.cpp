@@ -1,5 +1,7 @@
 #include "seatbelt_probe.hpp"
 
+#include <sandbox_host/unique_fd.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,22 +36,6 @@ constexpr std::string_view kLinuxHint =
     "seatbelt confines plugins on macOS only; on Linux the namespaces backend (or landlock, "
     "where user namespaces are blocked) does that; remove \"seatbelt\" from backends.enabled "
     "to leave it out of this list";
-
-class Descriptor {
- public:
-  explicit Descriptor(int fd = -1) noexcept : fd_(fd) {}
-  ~Descriptor() { reset(); }
-  Descriptor(const Descriptor &) = delete;
-  Descriptor &operator=(const Descriptor &) = delete;
-  int get() const noexcept { return fd_; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 int remaining_ms(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -129,7 +115,7 @@ ProbeReport probe_sandbox_exec(const SandboxExecProbe &probe) {
     return unavailable(
         std::string("cannot run ") + probe.sandbox_exec + ": pipe: " + std::strerror(errno), "");
   }
-  Descriptor read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   // Only the child's fd 2 should hold the pipe: another copy would keep it from closing.
   ::fcntl(read_end.get(), F_SETFD, FD_CLOEXEC);
   ::fcntl(write_end.get(), F_SETFD, FD_CLOEXEC);
