@@ -457,7 +457,7 @@ LANDLOCK_BUILD_TARGETS = ("sandbox-host launch_bench backend_namespaces backend_
 LANDLOCK_ISOLATION = (
     "a Landlock ruleset (ABI {abi}) handling every file right of that ABI and, with network "
     "`none`, TCP bind/connect and the abstract-unix-socket and signal scopes: read and "
-    "execute of the system directories, {etc} `/etc` entries and the plugin binary, read and "
+    "execute of the system directories and the plugin binary, read of {etc} `/etc` entries, read and "
     "write of 6 devices, read of its own `/proc/<pid>`, every right in the socket/tmp "
     "directory; no capabilities, "
     "no_new_privs, the default seccomp filter plus `socket(2)` refused for every family but "

@@ -28,7 +28,8 @@ SystemPolicy system_policy(Network network, const AbiRights &rights) {
     policy.attr.scoped = rights.scoped & kScopeSignal;
   }
   for (const char *dir : backends::kSystemDirs) policy.grants.push_back({dir, kReadExecute});
-  for (const char *entry : backends::kEtcEntries) policy.grants.push_back({entry, kReadExecute});
+  // Configuration, not programs: read only.
+  for (const char *entry : backends::kEtcEntries) policy.grants.push_back({entry, kRead});
   for (const char *device : backends::kDevices) {
     policy.grants.push_back({std::string("/dev/") + device, kDevice});
   }

@@ -17,7 +17,7 @@ struct Grant {
 };
 
 // Everything but the Spec's own paths: the handled rights and scopes, the system's grants
-// (read and execute of the system directories and the /etc entries, read and write of a few
+// (read and execute of the system directories, read of the /etc entries, read and write of a few
 // devices, read of the calling process's own /proc directory; those missing on this host
 // are left out) and the restrict_self flags.
 struct SystemPolicy {

@@ -112,7 +112,7 @@ TEST(LandlockPolicy, TheSystemIsReadAndExecuteOnlyAndTheDevicesReadWrite) {
     ++expected;
     EXPECT_EQ(grants.count(entry), 1u) << entry;
     if (grants.count(entry) != 0) {
-      EXPECT_EQ(grants.at(entry), kReadExecute) << entry;
+      EXPECT_EQ(grants.at(entry), kFsReadFile | kFsReadDir) << entry;
     }
   }
   for (const char *device : backends::kDevices) {
