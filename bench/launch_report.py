@@ -460,7 +460,8 @@ LANDLOCK_ISOLATION = (
     "execute of the system directories and the plugin binary, read of {etc} `/etc` entries, read and "
     "write of 6 devices, read of its own `/proc/<pid>`, every right in the socket/tmp "
     "directory; no capabilities, "
-    "no_new_privs, the default seccomp filter plus `socket(2)` refused for every family but "
+    "no_new_privs, the default seccomp filter plus System V IPC and POSIX message queues and "
+    "`socket(2)` refused for every family but "
     "`AF_UNIX`; no namespaces (the host's pids, file metadata, hostname and unix sockets "
     "by path stay reachable: the probe's warning)")
 

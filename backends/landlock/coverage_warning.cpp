@@ -14,8 +14,7 @@ std::string coverage_warning(int abi) {
       "processes do not see their /proc/self)",
       "connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus, a "
       "container runtime) is not restricted",
-      "no ipc or uts namespace: System V IPC and POSIX message queues of the launching user "
-      "are reachable, and the host's name is visible",
+      "no uts namespace: the host's name is visible",
   };
   if (abi < 3) {
     gaps.push_back(

@@ -1,7 +1,8 @@
 // The landlock backend (seed 004's ModeLandlock): the degraded Linux fallback where user
 // namespaces do not work. No namespaces: stage 1 (the re-executed host binary) restricts
 // itself with a Landlock ruleset, drops its capabilities, sets no_new_privs, loads the
-// seccomp filter (for network "none", one that refuses every socket family but AF_UNIX)
+// seccomp filter (one that also refuses System V IPC and POSIX message queues, and for
+// network "none" every socket family but AF_UNIX)
 // and execs the plugin, so the plugin is the host's own child. What it leaves uncovered is
 // its probe's warning (coverage_warning.cpp).
 #include "coverage_warning.hpp"
@@ -65,8 +66,9 @@ template <class TakeLaunch>
 
   backends::drop_capabilities();
   backends::set_no_new_privs();
-  backends::install_seccomp_filter(network == Network::none ? backends::Sockets::unix_only
-                                                            : backends::Sockets::any);
+  backends::install_seccomp_filter(network == Network::none
+                                       ? backends::Namespaces::none_network_none
+                                       : backends::Namespaces::none_network_outbound);
   const Spec spec = take_launch();
   for (const Grant &grant : spec_grants(spec, rights)) ruleset.allow(grant.path, grant.access);
   ruleset.restrict_self(policy.restrict_flags);

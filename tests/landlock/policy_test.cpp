@@ -227,8 +227,9 @@ int restricted(Network network, const Spec &spec, const Action &action,
       for (const Grant &grant : spec_grants(spec, rights)) ruleset.allow(grant.path, grant.access);
       if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) {
         if (restriction.seccomp_filter) {
-          backends::install_seccomp_filter(network == Network::none ? backends::Sockets::unix_only
-                                                                    : backends::Sockets::any);
+          backends::install_seccomp_filter(network == Network::none
+                                               ? backends::Namespaces::none_network_none
+                                               : backends::Namespaces::none_network_outbound);
         }
         ruleset.restrict_self(policy.restrict_flags);
         code = action();

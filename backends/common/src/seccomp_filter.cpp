@@ -12,14 +12,23 @@
 
 namespace sandbox_host::backends {
 
-void install_seccomp_filter(Sockets sockets) {
+void install_seccomp_filter(Namespaces namespaces) {
   // The kernel accepts a filter from an unprivileged process only under no_new_privs.
   if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) set_no_new_privs();
-  sock_fprog program = sockets == Sockets::any
-                           ? sock_fprog{kDefaultSeccompProgramLength,
-                                        const_cast<sock_filter *>(kDefaultSeccompProgram)}
-                           : sock_fprog{kUnixSocketsOnlySeccompProgramLength,
-                                        const_cast<sock_filter *>(kUnixSocketsOnlySeccompProgram)};
+  sock_fprog program{};
+  switch (namespaces) {
+    case Namespaces::all:
+      program = {kDefaultSeccompProgramLength, const_cast<sock_filter *>(kDefaultSeccompProgram)};
+      break;
+    case Namespaces::none_network_outbound:
+      program = {kNoSharedIpcSeccompProgramLength,
+                 const_cast<sock_filter *>(kNoSharedIpcSeccompProgram)};
+      break;
+    case Namespaces::none_network_none:
+      program = {kNoSharedIpcUnixSocketsOnlySeccompProgramLength,
+                 const_cast<sock_filter *>(kNoSharedIpcUnixSocketsOnlySeccompProgram)};
+      break;
+  }
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) {
     throw_errno("seccomp", "load the filter");
   }

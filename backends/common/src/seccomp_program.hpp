@@ -7,7 +7,9 @@ namespace sandbox_host::backends {
 
 extern const sock_filter kDefaultSeccompProgram[];
 extern const unsigned short kDefaultSeccompProgramLength;
-extern const sock_filter kUnixSocketsOnlySeccompProgram[];
-extern const unsigned short kUnixSocketsOnlySeccompProgramLength;
+extern const sock_filter kNoSharedIpcSeccompProgram[];
+extern const unsigned short kNoSharedIpcSeccompProgramLength;
+extern const sock_filter kNoSharedIpcUnixSocketsOnlySeccompProgram[];
+extern const unsigned short kNoSharedIpcUnixSocketsOnlySeccompProgramLength;
 
 }  // namespace sandbox_host::backends

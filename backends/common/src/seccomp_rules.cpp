@@ -146,12 +146,35 @@ SeccompContext build_default_filter() {
   return ctx;
 }
 
-SeccompContext build_unix_sockets_only_filter() {
+namespace {
+
+// IPC objects a namespace of its own would hide: System V's are named by keys and ids
+// global to the ipc namespace, POSIX message queues by names in it.
+constexpr const char *kSharedIpcCalls[] = {
+    "shmget",  "shmat",     "shmdt",        "shmctl",          "msgget",     "msgsnd",
+    "msgrcv",  "msgctl",    "semget",       "semop",           "semtimedop", "semctl",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",  "mq_getsetattr",
+};
+
+}  // namespace
+
+const char *const *shared_ipc_calls(unsigned &count) noexcept {
+  count = sizeof kSharedIpcCalls / sizeof kSharedIpcCalls[0];
+  return kSharedIpcCalls;
+}
+
+SeccompContext build_filter(Substitute substitute) {
   SeccompContext ctx = build_default_filter();
-  // All 64 bits compared: a family with stray upper bits is refused too, never let through.
-  const scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
-  add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), "socket (not AF_UNIX)", 1,
-      &not_unix);
+  if (substitute == Substitute::nothing) return ctx;
+  for (const char *name : kSharedIpcCalls) {
+    add(ctx.get(), SCMP_ACT_ERRNO(EPERM), seccomp_syscall_resolve_name(name), name);
+  }
+  if (substitute == Substitute::ipc_and_net_namespaces) {
+    // All 64 bits compared: a family with stray upper bits is refused too, never let through.
+    const scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+    add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), "socket (not AF_UNIX)", 1,
+        &not_unix);
+  }
   return ctx;
 }
 

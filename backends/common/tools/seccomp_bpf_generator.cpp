@@ -43,15 +43,18 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    const auto default_program = compile(sandbox_host::backends::build_default_filter());
-    const auto unix_only_program =
-        compile(sandbox_host::backends::build_unix_sockets_only_filter());
+    using sandbox_host::backends::build_filter;
+    using sandbox_host::backends::Substitute;
+    const auto default_program = compile(build_filter(Substitute::nothing));
+    const auto no_ipc_program = compile(build_filter(Substitute::ipc_namespace));
+    const auto no_ipc_no_net_program = compile(build_filter(Substitute::ipc_and_net_namespaces));
     std::ofstream out(argv[1]);
     out << "// Generated at build time by seccomp_bpf_generator from seccomp_rules.cpp.\n"
         << "#include \"seccomp_program.hpp\"\n\n"
         << "namespace sandbox_host::backends {\n\n";
     write_program(out, "DefaultSeccompProgram", default_program);
-    write_program(out, "UnixSocketsOnlySeccompProgram", unix_only_program);
+    write_program(out, "NoSharedIpcSeccompProgram", no_ipc_program);
+    write_program(out, "NoSharedIpcUnixSocketsOnlySeccompProgram", no_ipc_no_net_program);
     out << "}  // namespace sandbox_host::backends\n";
     return out ? 0 : 1;
   } catch (const std::exception &e) {

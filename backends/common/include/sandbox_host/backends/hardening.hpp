@@ -27,15 +27,16 @@ void new_session();
 // Closes every descriptor above stderr but keep, which becomes close-on-exec.
 void close_descriptors_except(int keep);
 
-// Which sockets the filter lets a process create.
-enum class Sockets {
-  any,        // a network namespace decides what they reach
-  unix_only,  // network "none" without a network namespace: socket(2) of any other family
-              // fails with EAFNOSUPPORT
+// Which namespaces the process has; the filter stands in for the missing ones.
+enum class Namespaces {
+  all,                    // the namespaces backend: the default filter
+  none_network_outbound,  // no ipc namespace: System V IPC and POSIX message queues refused
+  none_network_none,      // neither an ipc nor a net one: also socket(2) of every family
+                          // but AF_UNIX (EAFNOSUPPORT)
 };
 
-// Loads the default seccomp filter (seccomp_rules.cpp, docs/security-model.md); sets
-// no_new_privs first if it is not set yet.
-void install_seccomp_filter(Sockets sockets = Sockets::any);
+// Loads the seccomp filter (seccomp_rules.cpp, docs/security-model.md); sets no_new_privs
+// first if it is not set yet.
+void install_seccomp_filter(Namespaces namespaces = Namespaces::all);
 
 }  // namespace sandbox_host::backends
