@@ -268,6 +268,18 @@ def wait_for_idle(limit, max_wait):
     return busy
 
 
+def machine_lines(env_info, kernel_extra=""):
+    """The start of a report's "Machine and build" section."""
+    return [
+        "### Machine and build",
+        "",
+        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
+        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
+        + kernel_extra,
+        f"- date: {env_info['date']}",
+    ]
+
+
 def provenance_and_reproduce(revision, build, versions, build_command, run_command):
     """The end of a report section: source, build and tool versions, then how to repeat it."""
     out = [f"- source: {revision}"] if revision else []

@@ -38,10 +38,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_common import (add_run_arguments, provenance_and_reproduce, BACKEND_ENV, DOCS, PLUGIN, REPO, become_subreaper, bwrap_argv, die,
-                          display_path, launch_env, load_average, machine, output_of,
-                          percentile, quietly, reap_orphans, run_as, runner, source_revision,
-                          stage_build, user_dir, verify_sandbox, write_section)
+from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments, become_subreaper,
+                          bwrap_argv, die, display_path, launch_env, load_average, machine,
+                          machine_lines, output_of, percentile, provenance_and_reproduce,
+                          quietly, reap_orphans, run_as, runner, source_revision, stage_build,
+                          user_dir, verify_sandbox, write_section)
 
 BEGIN = "<!-- launch-bench:begin -->"
 END = "<!-- launch-bench:end -->"
@@ -400,11 +401,7 @@ def render(rows, pool_stats, orphans, unwaited, ran, prefix, verify_cold, verify
         out += ["", "Cold (`sandbox-host run --`):", "", "```", *verify_cold, "```"]
     out += [
         "",
-        "### Machine and build",
-        "",
-        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
-        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else ""),
-        f"- date: {env_info['date']}",
+        *machine_lines(env_info),
         f"- CPUs busy (all cores, /proc/stat) in the second before the run: {busy_before:.0%};"
         f" CPU time used by anything but the bench and its descendants (the orphans"
         f" included) during the timed run and the `--only` runs: {foreign:.1%} of the"
@@ -727,12 +724,7 @@ def render_landlock(rows, pool_stats, orphans, ran, prefix, verify_cold, verify_
         out += ["", "Cold (`sandbox-host run --`):", "", "```", *verify_cold, "```"]
     out += [
         "",
-        "### Machine and build",
-        "",
-        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
-        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
-        + f"; Landlock ABI {abi}",
-        f"- date: {env_info['date']}",
+        *machine_lines(env_info, f"; Landlock ABI {abi}"),
         f"- CPUs busy (all cores, /proc/stat) in the second before the run: {busy_before:.0%};"
         f" CPU time used by anything but the bench and its descendants during the timed run:"
         f" {foreign:.1%} of the machine (the least disturbed of"

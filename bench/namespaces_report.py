@@ -26,11 +26,11 @@ import tempfile
 from pathlib import Path
 
 # Also namespaces_phases.py's helpers (it uses them as namespaces_report.<name>).
-from bench_common import (add_run_arguments, provenance_and_reproduce, BACKEND_ENV, DOCS, PLUGIN, REPO, become_subreaper,  # noqa: F401
-                          bwrap_argv, check_command, reap_orphans,
-                          die, display_path, launch_env, load_average, machine, output_of,
-                          percentile, quietly, runner, source_revision, stage_build, user_dir,
-                          verify_sandbox, write_section)
+from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments,  # noqa: F401
+                          become_subreaper, bwrap_argv, check_command, die, display_path,
+                          launch_env, load_average, machine, machine_lines, output_of,
+                          percentile, provenance_and_reproduce, quietly, reap_orphans, runner,
+                          source_revision, stage_build, user_dir, verify_sandbox, write_section)
 
 BEGIN = "<!-- namespaces-bench:begin -->"
 END = "<!-- namespaces-bench:end -->"
@@ -168,11 +168,7 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
         *verify_lines,
         "```",
         "",
-        "### Machine and build",
-        "",
-        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
-        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else ""),
-        f"- date: {env_info['date']}",
+        *machine_lines(env_info),
         f"- CPUs busy (all cores, /proc/stat) in the second before the run: {busy_before:.0%};"
         f" CPU time used by anything but the measured commands while they ran: {foreign:.1%}"
         f" of the machine (kernel threads working for the sandboxes included; the sandboxes'"

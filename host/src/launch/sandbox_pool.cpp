@@ -81,6 +81,12 @@ bool SandboxPool::preparing() const {
   return preparing_;
 }
 
+bool SandboxPool::has_or_prepares_sandboxes() const {
+  std::lock_guard lock(mutex_);
+  // One started before the pool gave up preparing still serves a launch.
+  return preparing_ || !ready_.empty();
+}
+
 void SandboxPool::run_spawner() {
   // Signals sent to the host are for its other threads; spawn() gives each child an empty mask.
   sigset_t all;
@@ -257,8 +263,11 @@ Child SandboxPool::spawn_cold(const Spec &spec, const Stdio &stdio) {
 }
 
 Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
-  const auto env = host_.prepared_launch_env(spec, mode_);
-  if (env && spec.network == network_) {
+  // A launch that will run cold is checked once, by command(), not here as well.
+  const auto env = spec.network == network_ && has_or_prepares_sandboxes()
+                       ? host_.prepared_launch_env(spec, mode_)
+                       : std::nullopt;
+  if (env) {
     std::lock_guard consumer(consumer_);
     const auto asked = Clock::now();
     const auto deadline = asked + options_.ready_timeout;

@@ -54,6 +54,7 @@ void check_backend(const std::string &written_for, const std::string &backend) {
 // The launch a prepared sandbox receives; it lives as long as the process.
 struct ReceivedLaunch {
   int channel = -1;
+  Network network = Network::none;  // the one the sandbox was prepared for
   std::optional<LaunchMessage> message;
   std::optional<SpecAbiView> view;
 
@@ -65,6 +66,12 @@ struct ReceivedLaunch {
       self.message = receive_launch(self.channel);
       ::close(self.channel);
       self.channel = -1;
+      // Which namespaces exist was decided when the sandbox was prepared.
+      if (self.message->spec.network != self.network) {
+        throw std::runtime_error("network " + std::string(to_string(self.message->spec.network)) +
+                                 ", but this sandbox was prepared for " +
+                                 std::string(to_string(self.network)));
+      }
       ::clearenv();
       for (std::string &entry : self.message->env) {
         if (::putenv(entry.data()) != 0) throw std::runtime_error("putenv failed");
@@ -96,6 +103,7 @@ struct ReceivedLaunch {
   const BackendModule module = load_backend(backend, payload.module_file);
   static ReceivedLaunch launch;
   launch.channel = payload.control_fd;
+  launch.network = payload.network;
   static const sh_launch_source source{sizeof(sh_launch_source), &launch, &ReceivedLaunch::await};
   exit_stage1_failure(module.stage1_prepared(payload.network, source));
 }

@@ -107,8 +107,9 @@ typedef struct sh_launch_source {
   /* Tells the host this sandbox is ready, then blocks until the host hands it a launch:
    * makes the launch's stdin, stdout and stderr this process's 0, 1 and 2, sets the
    * plugin's environment as this process's, and returns the launch's Spec, valid for the
-   * rest of the process. Returns NULL, with the reason in error, when no launch will come
-   * or the one that came is malformed. Call it once, in the process that execs the plugin. */
+   * rest of the process. Returns NULL, with the reason in error, when no launch will come,
+   * the one that came is malformed, or its network is not the one prepared for. Call it
+   * once, in the process that execs the plugin. */
   const sh_spec *(*await_launch)(void *ctx, sh_writer *error)SH_NOEXCEPT;
 } sh_launch_source;
 
@@ -123,8 +124,8 @@ typedef struct sh_backend_v1 {
   /* Since 1.1; NULL when the backend only sets up for a known Spec. Runs in the re-exec'd
    * child like stage1, but before the launch exists, so that a long-running host can keep
    * sandboxes ready: set up everything that does not depend on the Spec beyond its network
-   * (sh_str "none" or "outbound"), take the launch from source, check that its network is
-   * the one prepared for, finish and exec the plugin. Returns only on failure, with
+   * (sh_str "none" or "outbound"), take the launch from source (which refuses one for
+   * another network), finish and exec the plugin. Returns only on failure, with
    * "<step>: <reason>" in error. */
   int32_t (*stage1_prepared)(void *instance, sh_str network, const sh_launch_source *source,
                              sh_writer *error) SH_NOEXCEPT;

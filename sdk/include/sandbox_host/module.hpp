@@ -59,7 +59,7 @@ class LaunchSource {
   explicit LaunchSource(const sh_launch_source &raw) noexcept : raw_(raw) {}
   // Reports the sandbox ready and blocks until the host hands it a launch; then the
   // launch's stdio are this process's 0-2 and its environment is the plugin's. Throws
-  // "launch: <reason>" when none will come or it is malformed.
+  // "launch: <reason>" when none will come, it is malformed or for another network.
   Spec await_launch() {
     StringSink error;
     const sh_spec *spec = raw_.await_launch(raw_.ctx, error.writer());

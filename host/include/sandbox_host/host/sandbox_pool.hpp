@@ -86,6 +86,7 @@ class SandboxPool {
   Readiness await_ready(Prepared &sandbox, std::chrono::steady_clock::time_point deadline);
   // Kills a prepared sandbox that failed and says why in the audit sink.
   void discard(Prepared &sandbox, const std::string &why, bool for_a_launch);
+  bool has_or_prepares_sandboxes() const;
   std::size_t held() const;  // sandboxes ready, starting or being handed over; needs mutex_
   // The oldest prepared sandbox, waiting until deadline for one being started.
   std::optional<Prepared> take(std::chrono::steady_clock::time_point deadline);
