@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string_view>
 
 namespace sandbox_host {
@@ -29,10 +32,20 @@ namespace {
 
 constexpr std::array kKnownBackends{"namespaces", "landlock", "seatbelt", "off"};
 
+// The directory of the sandbox-host executable: this one's, or, for sandbox-host-broker in
+// <prefix>/libexec/sandbox-host/, the bin directory beside it, so both find the same modules.
 fs::path executable_dir() {
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) return {};
+  const fs::path libexec = SANDBOX_HOST_LIBEXEC_SUBDIR;
+  fs::path prefix = dir;
+  for (auto part = libexec.end(); part != libexec.begin();) {
+    --part;
+    if (prefix.filename() != *part) return dir;
+    prefix = prefix.parent_path();
+  }
+  return prefix / SANDBOX_HOST_BINDIR;
 }
 
 bool valid_module_name(std::string_view name) {
@@ -40,6 +53,36 @@ bool valid_module_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
   });
+}
+
+// A variable name the broker may read from a requester's environment: [A-Za-z_][A-Za-z0-9_]*.
+bool valid_env_name(std::string_view name) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (name.empty() || !letter(name.front())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
+// A key of an [ops.<name>] table: 1 or more of a-z, 0-9, _ and -.
+bool valid_op_key(std::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// A key as a dotted key names it: bare when TOML allows that, else quoted.
+std::string key_part(std::string_view key) {
+  bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+  if (bare) return std::string(key);
+  std::string out = "\"";
+  for (char c : key) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 std::string join(const std::vector<std::string> &items) {
@@ -95,6 +138,62 @@ class Reader {
     return names;
   }
 
+  // An integer in [min, max].
+  std::int64_t integer(const toml::node &node, const std::string &key, std::int64_t min,
+                       std::int64_t max) const {
+    const std::string range = std::to_string(min) + " to " + std::to_string(max);
+    const auto *value = node.as_integer();
+    if (value == nullptr) {
+      fail(node.source(), key,
+           "must be an integer (" + range + "), not " + std::string(type_name(node)));
+    }
+    if (value->get() < min || value->get() > max) {
+      fail(node.source(), key,
+           std::to_string(value->get()) + " is out of range; allowed: " + range);
+    }
+    return value->get();
+  }
+
+  // Environment variable names; a bad one is named by its index, at its own line.
+  std::vector<std::string> env_names(const toml::node &node, const std::string &key) const {
+    auto names = strings(node, key, "environment variable names");
+    const auto &array = *node.as_array();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!valid_env_name(names[i])) {
+        fail(array.get(i)->source(), key + "[" + std::to_string(i) + "]",
+             "\"" + names[i] +
+                 "\" is not an environment variable name; allowed: A-Z, a-z, 0-9 and _, not "
+                 "starting with a digit");
+      }
+    }
+    return names;
+  }
+
+  // An operation's setting: a string, integer or boolean, or an array of them, as text.
+  std::vector<std::string> op_values(const toml::node &node, const std::string &key) const {
+    const auto *array = node.as_array();
+    if (array == nullptr) {
+      auto text = scalar_text(node);
+      if (!text) {
+        fail(node.source(), key,
+             std::string("must be a string, integer or boolean, or an array of them, not ") +
+                 type_name(node));
+      }
+      return {*text};
+    }
+    std::vector<std::string> out;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node &element = *array->get(i);
+      auto text = scalar_text(element);
+      if (!text) {
+        fail(element.source(), key + "[" + std::to_string(i) + "]",
+             std::string("must be a string, integer or boolean, not ") + type_name(element));
+      }
+      out.push_back(*text);
+    }
+    return out;
+  }
+
   std::vector<std::string> absolute_paths(const toml::node &node, const std::string &key) const {
     auto paths = strings(node, key, "absolute paths");
     for (const auto &path : paths) {
@@ -105,7 +204,8 @@ class Reader {
     return paths;
   }
 
-  void unknown(const toml::key &key, const std::string &dotted, const char *allowed) const {
+  [[noreturn]] void unknown(const toml::key &key, const std::string &dotted,
+                            const char *allowed) const {
     fail(key.source(), dotted, std::string("unknown key; allowed: ") + allowed);
   }
 
@@ -127,6 +227,12 @@ class Reader {
       default:
         return "a date or time";
     }
+  }
+  static std::optional<std::string> scalar_text(const toml::node &node) {
+    if (const auto *s = node.as_string()) return s->get();
+    if (const auto *i = node.as_integer()) return std::to_string(i->get());
+    if (const auto *b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
+    return std::nullopt;
   }
   std::string file_;
 };
@@ -174,6 +280,94 @@ void read_audit(const Reader &r, const toml::table &t, Config &config) {
     } else {
       r.unknown(key, "audit." + name, "format, path");
     }
+  }
+}
+
+void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
+  for (auto &&[key, node] : t) {
+    std::string name(key.str());
+    std::string dotted = "broker." + name;
+    if (name == "state_dir") {
+      std::string dir = r.string(node, dotted, "an absolute path");
+      if (dir.empty() || dir.front() != '/') {
+        r.fail(node.source(), dotted, "\"" + dir + "\" is not an absolute path");
+      }
+      broker.state_dir = dir;
+    } else if (name == "tick_ms") {
+      broker.tick = std::chrono::milliseconds(r.integer(node, dotted, 10, 10000));
+    } else if (name == "max_request_bytes") {
+      broker.max_request_bytes = static_cast<std::size_t>(r.integer(node, dotted, 256, 16777216));
+    } else if (name == "max_reply_bytes") {
+      broker.max_reply_bytes = static_cast<std::size_t>(r.integer(node, dotted, 4096, 268435456));
+    } else if (name == "max_concurrent") {
+      broker.max_concurrent = static_cast<unsigned>(r.integer(node, dotted, 1, 4096));
+    } else if (name == "identity") {
+      std::string identity = r.string(node, dotted, "\"lock\" or \"scan\"");
+      if (identity == "lock") {
+        broker.identity = BrokerIdentity::lock;
+      } else if (identity == "scan") {
+        broker.identity = BrokerIdentity::scan;
+      } else {
+        r.fail(node.source(), dotted,
+               "\"" + identity + "\" is not an identity; allowed: \"lock\", \"scan\"");
+      }
+    } else {
+      r.unknown(key, dotted,
+                "state_dir, tick_ms, max_request_bytes, max_reply_bytes, max_concurrent, identity");
+    }
+  }
+}
+
+// One [ops.<name>] table. Its keys are the module's own, but for requester_env.
+OpSettings read_op(const Reader &r, const toml::table &t, const std::string &prefix) {
+  // toml++ iterates a table in key order; the module gets the keys in the file's order.
+  std::vector<std::pair<const toml::key *, const toml::node *>> items;
+  for (auto &&[key, node] : t) items.emplace_back(&key, &node);
+  std::sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
+    const auto &x = a.first->source().begin;
+    const auto &y = b.first->source().begin;
+    return x.line != y.line ? x.line < y.line : x.column < y.column;
+  });
+  OpSettings op;
+  for (const auto &[key, node] : items) {
+    std::string name(key->str());
+    std::string dotted = prefix + "." + key_part(name);
+    if (name == "requester_env") {
+      op.requester_env = r.env_names(*node, dotted);
+    } else if (!valid_op_key(name)) {
+      r.fail(key->source(), dotted,
+             "\"" + name + "\" is not a key of an operation; allowed: a-z, 0-9, _ and -");
+    } else {
+      op.entries.emplace_back(name, r.op_values(*node, dotted));
+    }
+  }
+  return op;
+}
+
+void read_ops(const Reader &r, const toml::table &t, Config &config) {
+  // ops.enabled may follow the operations' tables in the file, or keep its default: the
+  // tables are checked against it once it is known.
+  if (const auto *enabled = t.get("enabled")) {
+    config.ops_enabled = r.module_names(*enabled, "ops.enabled");
+  }
+  for (auto &&[key, node] : t) {
+    std::string name(key.str());
+    if (name == "enabled") continue;
+    std::string dotted = "ops." + key_part(name);
+    bool enabled = std::find(config.ops_enabled.begin(), config.ops_enabled.end(), name) !=
+                   config.ops_enabled.end();
+    if (!node.is_table()) {
+      if (enabled) r.table(node, dotted);  // refuses it, naming its type
+      r.unknown(key, dotted, "enabled, [ops.<name>] tables of enabled operations");
+    }
+    if (!valid_module_name(name)) {
+      r.fail(key.source(), dotted,
+             "\"" + name + "\" is not a module name; allowed: module names of a-z, 0-9 and -");
+    }
+    if (!enabled) {
+      r.fail(key.source(), dotted, "not in ops.enabled; enable it there or remove the table");
+    }
+    config.op_settings[name] = read_op(r, *node.as_table(), dotted);
   }
 }
 
@@ -243,7 +437,21 @@ Config default_config() {
   config.backends_enabled.assign(kKnownBackends.begin(), kKnownBackends.end());
   config.backend_priority = {"namespaces", "landlock", "seatbelt"};
   config.ops_enabled = {"ping"};
+  config.broker.state_dir = default_state_dir();
   return config;
+}
+
+fs::path default_state_dir(uid_t uid, const char *xdg_state_home, const char *home) {
+  if (uid == 0) return "/var/lib/sandbox-host";
+  if (xdg_state_home != nullptr && xdg_state_home[0] == '/') {
+    return fs::path(xdg_state_home) / "sandbox-host";
+  }
+  if (home != nullptr && home[0] == '/') return fs::path(home) / ".local/state/sandbox-host";
+  return "/tmp/sandbox-host-" + std::to_string(uid);
+}
+
+fs::path default_state_dir() {
+  return default_state_dir(geteuid(), std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
 }
 
 Config load_config(const fs::path &path) {
@@ -269,11 +477,9 @@ Config load_config(const fs::path &path) {
       read_backends(r, r.table(node, name), config);
       priority_written = r.table(node, name).contains("priority");
     } else if (name == "ops") {
-      for (auto &&[op_key, op_node] : r.table(node, name)) {
-        if (op_key.str() != "enabled")
-          r.unknown(op_key, "ops." + std::string(op_key.str()), "enabled");
-        config.ops_enabled = r.module_names(op_node, "ops.enabled");
-      }
+      read_ops(r, r.table(node, name), config);
+    } else if (name == "broker") {
+      read_broker(r, r.table(node, name), config.broker);
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
     } else if (name == "plugins") {
@@ -283,7 +489,7 @@ Config load_config(const fs::path &path) {
             read_plugin(r, r.table(plugin_node, prefix), prefix);
       }
     } else {
-      r.unknown(key, name, "module_dirs, backends, ops, audit, plugins");
+      r.unknown(key, name, "module_dirs, backends, ops, broker, audit, plugins");
     }
   }
   if (!priority_written) {
