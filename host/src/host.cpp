@@ -27,6 +27,12 @@ void require_stage1(const char *what) {
   }
 }
 
+std::map<std::string, ModuleSettings> op_module_settings(const Config &config) {
+  std::map<std::string, ModuleSettings> settings;
+  for (const auto &[name, op] : config.op_settings) settings.emplace(name, op.entries);
+  return settings;
+}
+
 std::string with_hint(const BackendStatus &status) {
   return status.reason + (status.hint.empty() ? "" : " (hint: " + status.hint + ")");
 }
@@ -36,10 +42,14 @@ std::string with_hint(const BackendStatus &status) {
 Host::Host(Config config)
     : config_(std::move(config)),
       audit_(make_audit_sink(config_.audit_format, config_.audit_path)),
-      registry_(config_.module_dirs) {}
+      registry_(config_.module_dirs, op_module_settings(config_)) {}
 
 void Host::load_enabled() {
   registry_.load_enabled(config_, *audit_);
+}
+
+std::shared_ptr<const LoadedModule> Host::operation(const std::string &name) const {
+  return registry_.acquire(ModuleKind::broker_op, name, *audit_);
 }
 
 BackendStatus Host::status_of(const std::string &name) const {

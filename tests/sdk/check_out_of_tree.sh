@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Checks that a third party can build a module against the installed SDK alone and that
-# the host loads it, and that a gateway builds and runs its tests against the installed
-# core library:
+# the installed host loads and serves it, and that a gateway builds and runs its tests
+# against the installed core library:
 #   1. installs the main project's build tree into <scratch>/prefix;
 #   2. checks no installed SDK header (include/sandbox_host/ without host/) includes a
 #      sandbox_host/host/ header, and every <sandbox_host/...> an installed header
 #      includes is installed;
-#   3. configures and builds examples/hello-op against that prefix only;
-#   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it,
-#      and checks `sandbox-host modules --json` reports it loaded (kind op, name hello,
-#      ABI 1.1) and nothing failed;
-#   5. configures and builds examples/gateway-test against that prefix only
+#   3. configures and builds sdk/examples/hello-op against that prefix only;
+#   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it
+#      (with [ops.hello] greeting = "hi" and [broker] state_dir = "<scratch>/state"), and
+#      checks `sandbox-host modules --json` reports it loaded (kind op, name hello, ABI 1.2)
+#      and nothing failed; and that a config with an unknown key in [ops.hello] makes the
+#      module refuse to load, naming the key;
+#   5. starts the installed <prefix>/bin/sandbox-host serve --config <scratch>/config.toml
+#      (which runs <prefix>/libexec/sandbox-host/sandbox-host-broker), waits until
+#      `sandbox-host ask hello` gets an answer, and checks that
+#      `ask hello --arg world` prints exactly "hi, world" and exits 0, `ask hello` exits 126
+#      with the module's message on stderr, and `ask hello --stream --arg a --arg b` prints
+#      "hi, a" and "hi, b" as lines; then stops the broker (also when a check fails);
+#   6. configures and builds examples/gateway-test against that prefix only
 #      (find_package(SandboxHost), find_package(GTest)), runs it with
 #      SANDBOX_HOST_TEST_MODULE_DIR=<scratch>/modules and checks that its off-backend test
 #      passed and its probing test was skipped with the probe's reason.
@@ -45,9 +53,11 @@ host_exe=$(absolute "$3")
 scratch=$(absolute "$4")
 cmake_bin=${CMAKE:-cmake}
 
-for example in hello-op gateway-test; do
-  [[ -f "$source_dir/examples/$example/CMakeLists.txt" ]] ||
-    fail "$source_dir is not the sandbox-host source tree (no examples/$example/CMakeLists.txt)"
+hello_source="$source_dir/sdk/examples/hello-op"
+gateway_source="$source_dir/examples/gateway-test"
+for example in "$hello_source" "$gateway_source"; do
+  [[ -f "$example/CMakeLists.txt" ]] ||
+    fail "$source_dir is not the sandbox-host source tree (no ${example#"$source_dir"/}/CMakeLists.txt)"
 done
 [[ -f "$build_dir/cmake_install.cmake" ]] ||
   fail "$build_dir is not a configured build tree of sandbox-host (no cmake_install.cmake)"
@@ -133,17 +143,17 @@ done < <(grep -rhoE '#[[:space:]]*include[[:space:]]*[<"]sandbox_host/[^>"]+' "$
 [[ $missing -eq 0 ]] || fail "the installed headers are incomplete"
 
 # 3. Build the example against the installed prefix and nothing else.
-step configure "$cmake_bin" -S "$source_dir/examples/hello-op" -B "$hello_build" \
+step configure "$cmake_bin" -S "$hello_source" -B "$hello_build" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$hello_build/CMakeCache.txt")
 case "$sdk_dir" in
   "$prefix"/*) ;;
-  *) fail "examples/hello-op found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
+  *) fail "sdk/examples/hello-op found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
 esac
 step build "$cmake_bin" --build "$hello_build"
 built=$(find "$hello_build" -name op_hello.so -type f -print -quit)
-[[ -n "$built" ]] || fail "building examples/hello-op produced no op_hello.so under $hello_build"
+[[ -n "$built" ]] || fail "building sdk/examples/hello-op produced no op_hello.so under $hello_build"
 
 # 4. The host loads it. backend_off.so comes from the same install, since the config
 # enables the off backend and module_dirs names only the scratch module directory.
@@ -152,7 +162,10 @@ off=$(find "$prefix" -name backend_off.so -type f -print -quit)
 [[ -n "$off" ]] || fail "the install put no backend_off.so under $prefix"
 cp -- "$off" "$modules/backend_off.so"
 
-cat >"$config" <<EOF
+state="$scratch/state"
+spool="$state/spool"
+write_config() { # write_config <file> <the lines of the [ops.hello] table>
+  cat >"$1" <<EOF
 module_dirs = ["$modules"]
 
 [backends]
@@ -161,7 +174,15 @@ priority = []
 
 [ops]
 enabled = ["hello"]
+
+[ops.hello]
+$2
+
+[broker]
+state_dir = "$state"
 EOF
+}
+write_config "$config" 'greeting = "hi"'
 
 echo "check_out_of_tree: sandbox-host modules --json --config $config"
 if ! "$host_exe" modules --json --config "$config" >"$scratch/modules.json" 2>"$logs/modules.err"; then
@@ -189,16 +210,123 @@ if len(hello) != 1:
     problems.append(f"no loaded module of kind 'op' and name 'hello' in {json.dumps(loaded)}")
 else:
     m = hello[0]
-    if m.get("abi") != "1.1":
-        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.1'")
+    if m.get("abi") != "1.2":
+        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.2'")
     if m.get("file") != f"{modules_dir}/op_hello.so":
         problems.append(f"op hello was loaded from {m.get('file')!r}, not {modules_dir}/op_hello.so")
 if problems:
     sys.exit("check_out_of_tree: FAIL: " + "; ".join(problems) + f" (report: {path})")
 EOF
 
-# 5. A gateway's test, built against the installed SandboxHost package and GoogleTest.
-step gateway-configure "$cmake_bin" -S "$source_dir/examples/gateway-test" -B "$gateway_build" \
+# The module reads its own [ops.hello] table: a key it does not know refuses its loading.
+bad_config="$scratch/bad-key.toml"
+write_config "$bad_config" 'greting = "hi"'
+echo "check_out_of_tree: sandbox-host modules --json --config $bad_config"
+"$host_exe" modules --json --config "$bad_config" >"$scratch/bad-key.json" 2>"$logs/bad-key.err" ||
+  true
+python3 - "$scratch/bad-key.json" <<'EOF'
+import json, sys
+
+path = sys.argv[1]
+try:
+    with open(path) as f:
+        report = json.load(f)
+except ValueError as e:
+    sys.exit(f"check_out_of_tree: FAIL: sandbox-host printed no valid JSON ({e}); see {path}")
+expected = "ops.hello.greting: unknown key; allowed: greeting"
+failed = [m for m in report.get("failed") or [] if m.get("name") == "hello"]
+if len(failed) != 1 or expected not in failed[0].get("error", ""):
+    sys.exit("check_out_of_tree: FAIL: with greting = \"hi\" in [ops.hello], op hello should "
+             f"fail to load with '{expected}'; report: {json.dumps(report)}")
+EOF
+
+# 5. The installed host serves it. `serve` and `ask` are run by <prefix>/bin/sandbox-host
+# through <prefix>/libexec/sandbox-host/sandbox-host-broker, so both must be installed.
+installed_host="$prefix/bin/sandbox-host"
+installed_broker="$prefix/libexec/sandbox-host/sandbox-host-broker"
+[[ -x "$installed_host" ]] || fail "the install put no executable $installed_host"
+[[ -x "$installed_broker" ]] || fail "the install put no executable $installed_broker"
+
+# The broker runs in the background; it is stopped however this script ends.
+broker_pid=
+stop_broker() {
+  if [[ -n "$broker_pid" ]]; then
+    kill -TERM "$broker_pid" 2>/dev/null || true
+    wait "$broker_pid" 2>/dev/null || true
+    broker_pid=
+  fi
+}
+trap stop_broker EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "check_out_of_tree: $installed_host serve --config $config &"
+"$installed_host" serve --config "$config" >"$logs/serve.log" 2>&1 &
+broker_pid=$!
+
+# ask <name> <ask's arguments...>: asks hello, keeping stdout, stderr and the exit code in
+# $logs/ask-<name>.{out,err,code}; returns the exit code.
+ask() {
+  local name=$1 code=0
+  shift
+  "$installed_host" ask hello --spool "$spool" "$@" \
+    >"$logs/ask-$name.out" 2>"$logs/ask-$name.err" || code=$?
+  echo "$code" >"$logs/ask-$name.code"
+  return "$code"
+}
+show_ask() { # what ask <name> got, for a failure message
+  echo "exit $(cat "$logs/ask-$1.code"); stdout: '$(cat "$logs/ask-$1.out")';" \
+    "stderr: '$(cat "$logs/ask-$1.err")'; broker log: $logs/serve.log"
+}
+
+# The broker takes a moment to load the module and open the spool; until then ask exits
+# 125 (no broker).
+ready=0
+for _ in $(seq 1 100); do
+  if ! kill -0 "$broker_pid" 2>/dev/null; then
+    tail -n 40 "$logs/serve.log" >&2 || true
+    fail "sandbox-host serve --config $config exited early (log: $logs/serve.log)"
+  fi
+  if ask ready --arg x --timeout 2000; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+[[ $ready -eq 1 ]] || fail "the broker never answered ask hello --arg x: $(show_ask ready)"
+
+echo "check_out_of_tree: sandbox-host ask hello --arg world --spool $spool"
+ask world --arg world || fail "ask hello --arg world failed: $(show_ask world)"
+printf 'hi, world' | cmp -s - "$logs/ask-world.out" ||
+  fail "ask hello --arg world should print exactly 'hi, world': $(show_ask world)"
+
+echo "check_out_of_tree: sandbox-host ask hello --spool $spool (no argument: refused)"
+code=0
+ask none || code=$?
+[[ $code -eq 126 ]] ||
+  fail "ask hello without an argument should exit 126 (refused): $(show_ask none)"
+grep -qF 'hello: needs a name to greet' "$logs/ask-none.err" ||
+  fail "ask hello without an argument should give the module's message on stderr: $(show_ask none)"
+[[ ! -s "$logs/ask-none.out" ]] || fail "a refused ask printed on stdout: $(show_ask none)"
+
+echo "check_out_of_tree: sandbox-host ask hello --stream --arg a --arg b --spool $spool"
+ask stream --stream --arg a --arg b || fail "ask hello --stream failed: $(show_ask stream)"
+printf 'hi, a\nhi, b\n' | cmp -s - "$logs/ask-stream.out" ||
+  fail "ask hello --stream --arg a --arg b should print the lines 'hi, a' and 'hi, b': $(show_ask stream)"
+
+# The broker stops cleanly on SIGTERM and says so.
+kill -TERM "$broker_pid"
+serve_code=0
+wait "$broker_pid" || serve_code=$?
+broker_pid=
+[[ $serve_code -eq 0 ]] ||
+  fail "sandbox-host serve exited $serve_code on SIGTERM, expected 0 (log: $logs/serve.log)"
+grep -q 'stopped by signal' "$logs/serve.log" ||
+  fail "sandbox-host serve did not report stopping (log: $logs/serve.log)"
+echo "check_out_of_tree: $(tail -n 1 "$logs/serve.log")"
+
+# 6. A gateway's test, built against the installed SandboxHost package and GoogleTest.
+step gateway-configure "$cmake_bin" -S "$gateway_source" -B "$gateway_build" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 for package in SandboxHost SandboxHostSDK; do
@@ -258,5 +386,5 @@ skip = next(line for line in results[probing][1].splitlines() if reason in line)
 print(f"check_out_of_tree: {off} passed; {probing} skipped: {skip.strip()}")
 EOF
 
-echo "check_out_of_tree: PASS: op_hello.so built against $prefix alone and loaded by $host_exe;" \
-  "gateway_test built against $prefix alone and ran"
+echo "check_out_of_tree: PASS: op_hello.so built against $prefix alone, loaded by $host_exe" \
+  "and served by $installed_host; gateway_test built against $prefix alone and ran"

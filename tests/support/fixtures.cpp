@@ -111,6 +111,10 @@ UnprivilegedInstall::UnprivilegedInstall() : dir_("", "unused") {
   fs::create_directories(dir_.dir() / "bin");
   fs::create_directories(modules);
   fs::copy_file(SANDBOX_HOST_EXE, dir_.dir() / "bin/sandbox-host");
+  // serve and ask run through the broker binary, found beside sandbox-host as installed.
+  const fs::path broker = dir_.dir() / "bin" / SANDBOX_HOST_BROKER_RELATIVE_PATH;
+  fs::create_directories(broker.parent_path());
+  fs::copy_file(SANDBOX_HOST_BROKER_EXE, broker);
   fs::copy_file(REPORT_PLUGIN, dir_.dir() / "bin/report_plugin");
   for (const auto &entry : fs::directory_iterator(BUILD_MODULE_DIR)) {
     fs::copy_file(entry.path(), modules / entry.path().filename());
@@ -128,6 +132,13 @@ std::string UnprivilegedInstall::add_binary(const std::string &binary) const {
   fs::permissions(target, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
   return target.string();
+}
+
+void UnprivilegedInstall::add_module(const std::string &module) const {
+  const fs::path target = dir_.dir() / SANDBOX_HOST_MODULE_SUBDIR / fs::path(module).filename();
+  fs::copy_file(module, target, fs::copy_options::overwrite_existing);
+  fs::permissions(target, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
 }
 
 std::vector<std::string> as_nobody() {

@@ -80,6 +80,8 @@ class UnprivilegedInstall {
   std::string report_plugin() const { return (dir_.dir() / "bin/report_plugin").string(); }
   // Copies one more binary into the install's bin/ and returns its path there.
   std::string add_binary(const std::string &binary) const;
+  // Copies one more module into the install's module directory.
+  void add_module(const std::string &module) const;
   // The install's own directory, readable and enterable by everyone.
   const std::filesystem::path &dir() const noexcept { return dir_.dir(); }
 

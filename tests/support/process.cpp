@@ -13,6 +13,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 
 extern char **environ;
 
@@ -150,6 +151,15 @@ bool process_gone(pid_t pid) {
   auto close_paren = line.rfind(')');
   return close_paren != std::string::npos && close_paren + 2 < line.size() &&
          line[close_paren + 2] == 'Z';
+}
+
+bool gone_within(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!process_gone(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
 }
 
 }  // namespace sandbox_host::test

@@ -60,5 +60,7 @@ class RunningProcess {
 
 // Whether a process is gone (no such pid, or a zombie nobody reaped yet).
 bool process_gone(pid_t pid);
+// Whether the process is gone within timeout, looking every 5 ms.
+bool gone_within(pid_t pid, std::chrono::milliseconds timeout);
 
 }  // namespace sandbox_host::test

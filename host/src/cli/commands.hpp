@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sandbox_host::cli {
 
@@ -18,8 +19,15 @@ struct Command {
   std::function<int()> run;
 };
 
+// Parses the command line and runs the command it names; a refused config is reported as
+// an audit record on stderr, any other failure as "sandbox-host <command>: <what>".
+int run_command_line(CLI::App &app, const std::vector<Command> &commands, int argc, char **argv);
+
 Command add_probe_command(CLI::App &app);
 Command add_run_command(CLI::App &app);
 Command add_modules_command(CLI::App &app);
+// In sandbox-host-broker (broker_main.cpp).
+Command add_serve_command(CLI::App &app);
+Command add_ask_command(CLI::App &app);
 
 }  // namespace sandbox_host::cli

@@ -1,16 +1,40 @@
 #include "commands.hpp"
 
-#include <sandbox_host/host/audit.hpp>
-#include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/stage1.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <vector>
+
+namespace {
+
+// serve and ask live in sandbox-host-broker, next to this executable as installed
+// (<prefix>/libexec/sandbox-host/), so that the broker's libraries stay out of the start-up
+// of every plugin launch, which re-executes this binary.
+[[noreturn]] void exec_broker(char **argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto broker = self.parent_path() / SANDBOX_HOST_BROKER_RELATIVE_PATH;
+  argv[0] = const_cast<char *>("sandbox-host");
+  ::execv(broker.c_str(), argv);
+  std::cerr << "sandbox-host " << argv[1] << ": cannot run " << broker.string() << ": "
+            << std::strerror(errno) << "\n";
+  std::exit(sandbox_host::cli::kHostFailure);
+}
+
+}  // namespace
 
 int main(int argc, char **argv) {
   sandbox_host::stage1();
   namespace cli = sandbox_host::cli;
+  if (argc > 1 && (std::strcmp(argv[1], "serve") == 0 || std::strcmp(argv[1], "ask") == 0)) {
+    exec_broker(argv);
+  }
 
   CLI::App app{"sandbox-host: runs untrusted plugins inside OS sandboxes"};
   app.require_subcommand(1);
@@ -23,28 +47,8 @@ int main(int argc, char **argv) {
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "sandbox-host: unknown command \"" << argv[1]
-              << "\"; commands: probe, run, modules (see --help)\n";
+              << "\"; commands: probe, run, modules, serve, ask (see --help)\n";
     return cli::kHostFailure;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError &e) {
-    return app.exit(e) == 0 ? 0 : cli::kHostFailure;
-  }
-  for (const auto &command : commands) {
-    if (!command.app->parsed()) continue;
-    try {
-      return command.run();
-    } catch (const sandbox_host::ConfigError &e) {
-      // No config, so no configured sink: the refusal goes to stderr as text.
-      sandbox_host::AuditSink(sandbox_host::AuditFormat::text)
-          .record({"config", "", "config-file", e.what(),
-                   "fix the file; `sandbox-host probe --config FILE` checks it"});
-      return cli::kHostFailure;
-    } catch (const std::exception &e) {
-      std::cerr << "sandbox-host " << command.app->get_name() << ": " << e.what() << "\n";
-      return cli::kHostFailure;
-    }
-  }
-  return cli::kHostFailure;
+  return cli::run_command_line(app, commands, argc, argv);
 }

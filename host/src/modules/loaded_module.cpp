@@ -44,7 +44,8 @@ std::string kind_text(uint32_t kind) {
 
 }  // namespace
 
-LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind) : file_(file), kind_(kind) {
+LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind, const ModuleSettings &settings)
+    : file_(file), kind_(kind) {
   const EntrySymbol entry = check_module_file(file);
   abi_ = entry.abi;
   const std::string &symbol = entry.name;
@@ -83,8 +84,18 @@ LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind) : file_(file),
                                 std::string(to_string(kind)) + " table is missing or short");
   }
 
-  sh_host_info host{sizeof(sh_host_info), static_cast<uint16_t>(kHostAbi.major),
-                    static_cast<uint16_t>(kHostAbi.minor), to_sh_str(SANDBOX_HOST_VERSION)};
+  // The settings as the boundary's borrowed strings, alive for the create() call.
+  std::vector<std::vector<sh_str>> values(settings.size());
+  std::vector<sh_config_entry> entries;
+  for (size_t i = 0; i < settings.size(); ++i) {
+    for (const auto &value : settings[i].second) values[i].push_back(to_sh_str(value));
+    entries.push_back({to_sh_str(settings[i].first), {values[i].data(), values[i].size()}});
+  }
+  sh_host_info host{sizeof(sh_host_info),
+                    static_cast<uint16_t>(kHostAbi.major),
+                    static_cast<uint16_t>(kHostAbi.minor),
+                    to_sh_str(SANDBOX_HOST_VERSION),
+                    {entries.data(), entries.size()}};
   StringSink error;
   if (d->create(&host, &instance_, error.writer()) != SH_OK || instance_ == nullptr) {
     instance_ = nullptr;

@@ -4,7 +4,9 @@
 namespace sandbox_host {
 namespace fs = std::filesystem;
 
-Registry::Registry(std::vector<fs::path> module_dirs) : dirs_(std::move(module_dirs)) {}
+Registry::Registry(std::vector<fs::path> module_dirs,
+                   std::map<std::string, ModuleSettings> op_settings)
+    : dirs_(std::move(module_dirs)), op_settings_(std::move(op_settings)) {}
 
 fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
   const std::string file = module_file_name(kind, name);
@@ -26,7 +28,10 @@ std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::s
     std::lock_guard lock(mutex_);
     if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   }
-  auto module = std::make_shared<const LoadedModule>(locate(kind, name), kind);
+  static const ModuleSettings none;
+  auto settings = kind == ModuleKind::broker_op ? op_settings_.find(name) : op_settings_.end();
+  auto module = std::make_shared<const LoadedModule>(
+      locate(kind, name), kind, settings == op_settings_.end() ? none : settings->second);
   std::lock_guard lock(mutex_);
   failures_.erase(key);
   return loaded_.emplace(key, std::move(module)).first->second;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 1
+#define SANDBOX_HOST_ABI_MINOR 2
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -57,12 +57,27 @@ enum sh_module_kind {
   SH_KIND_BROKER_OP = 2,
 };
 
+/* Since 1.2. One key of the operator's [ops.<name>] table: a string, number or boolean is
+ * one value, an array of them its elements, each as text. */
+typedef struct sh_config_entry {
+  sh_str key;
+  sh_str_list values;
+} sh_config_entry;
+
+typedef struct sh_config {
+  const sh_config_entry *entries;
+  size_t count;
+} sh_config;
+
 /* What the host tells a module when it creates an instance. */
 typedef struct sh_host_info {
   uint32_t struct_size;
   uint16_t abi_major;
   uint16_t abi_minor;
   sh_str host_version;
+  /* Since 1.2: the module's [ops.<name>] table, without the keys the host itself reads
+   * (requester_env); empty for a backend. Valid for the call only. */
+  sh_config config;
 } sh_host_info;
 
 /* ---- backends -------------------------------------------------------------------------- */
@@ -156,7 +171,22 @@ typedef struct sh_requester {
   uint32_t uid;
   sh_str cwd;
   int32_t sandboxed; /* runs in another mount namespace than the broker */
+  /* Since 1.2: "NAME=VALUE" for each variable named in ops.<name>.requester_env that the
+   * requester's environment has. */
+  sh_str_list env;
 } sh_requester;
+
+/* Since 1.2. A command the host runs on an operation's behalf (sh_reply.run). */
+typedef struct sh_host_command {
+  uint32_t struct_size;
+  sh_str path;              /* absolute; argv[0] */
+  sh_str_list args;         /* argv[1..] */
+  sh_str_list env;          /* the command's whole environment, "NAME=VALUE" */
+  sh_str input;             /* its standard input; empty: /dev/null */
+  sh_str cwd;               /* absolute directory to run in; empty: "/" */
+  int32_t cwd_of_requester; /* non-zero: the requester's working directory instead of cwd */
+  uint32_t timeout_ms;      /* 0: no limit */
+} sh_host_command;
 
 /* The reply (seed 000's Reply): output and error streams, and an exit code. */
 typedef struct sh_reply {
@@ -165,11 +195,25 @@ typedef struct sh_reply {
   sh_writer err;
   void *ctx;
   void (*set_code)(void *ctx, int32_t code) SH_NOEXCEPT;
+  /* Since 1.2. Non-zero when the request streams: what goes to out and err reaches the
+   * requester while the operation runs, and the operation is tied to its requester. */
+  int32_t streaming;
+  /* Since 1.2. Runs command on the host, in its own process group, with nothing but its
+   * stdio open: its stdout and stderr go to out and err, its exit status becomes the
+   * reply's code (128 + signal when a signal ended it). Returns SH_OK once it ended, and
+   * SH_ERROR with the reason in error when it could not start, ran past its timeout or the
+   * reply's output cap, or (streaming) its requester stopped holding the request; in those
+   * cases the command and its process group were killed first. */
+  int32_t (*run)(void *ctx, const sh_host_command *command, sh_writer *error) SH_NOEXCEPT;
+  /* Since 1.2. Non-zero once the requester no longer holds the request (streaming only;
+   * always 0 otherwise): a long operation that runs no command should end then. */
+  int32_t (*requester_gone)(void *ctx) SH_NOEXCEPT;
 } sh_reply;
 
 typedef struct sh_broker_op_v1 {
   uint32_t struct_size;
-  /* A non-zero return refuses the request with the message written to error. */
+  /* A non-zero return refuses the request with the message written to error. The host
+   * calls handle from several threads at once, one request each. */
   int32_t (*handle)(void *instance, const sh_request *request, const sh_requester *requester,
                     sh_reply *reply, sh_writer *error) SH_NOEXCEPT;
 } sh_broker_op_v1;

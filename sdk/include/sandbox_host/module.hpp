@@ -14,6 +14,7 @@
 #pragma once
 
 #include <sandbox_host/abi.h>
+#include <sandbox_host/op_config.hpp>
 #include <sandbox_host/spec.hpp>
 #include <sandbox_host/spec_abi.hpp>
 #include <sandbox_host/strings.hpp>
@@ -21,6 +22,8 @@
 #include <boost/dll/alias.hpp>
 #include <boost/preprocessor/cat.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
@@ -35,6 +38,8 @@ struct HostInfo {
   unsigned abi_major = 0;
   unsigned abi_minor = 0;
   std::string host_version;
+  // A broker operation's [ops.<name>] table (empty before host ABI 1.2, and for backends).
+  OpConfig config;
 };
 
 // How the host should start a plugin, as a backend describes it.
@@ -97,13 +102,27 @@ struct Request {
   bool stream = false;
 };
 
-// The process that holds the request.
+// The process that holds the request, as the broker identified it. pidfd pins it: use it
+// (not pid) for anything done to the process later, since a pid can be reused.
 struct Requester {
   int pid = 0;
   int pidfd = -1;
   unsigned uid = 0;
   std::string cwd;
   bool sandboxed = false;
+  // "NAME=VALUE" for the variables the operator's ops.<name>.requester_env names.
+  std::vector<std::string> env;
+};
+
+// A command the host runs for an operation (Reply::run).
+struct HostCommand {
+  std::string path;                      // absolute
+  std::vector<std::string> args;         // after argv[0]
+  std::vector<std::string> env;          // the whole environment, "NAME=VALUE"
+  std::string input;                     // standard input
+  std::string cwd;                       // absolute; empty: "/"
+  bool cwd_of_requester = false;         // run in the requester's working directory instead
+  std::chrono::milliseconds timeout{0};  // zero: no limit
 };
 
 class Reply {
@@ -113,7 +132,40 @@ class Reply {
   void err(std::string_view bytes) { write(&raw_.err, bytes); }
   void code(int code) { raw_.set_code(raw_.ctx, code); }
 
+  // Whether the request streams: out and err reach the requester as they are written.
+  bool streaming() const noexcept { return has(offsetof(sh_reply, streaming)) && raw_.streaming; }
+
+  // Runs command on the host (abi.h's sh_reply.run): its output becomes this reply's, its
+  // exit status the reply's code. Throws when it could not start, timed out, or its
+  // requester went away; the command was killed then.
+  void run(const HostCommand &command) {
+    if (!has(offsetof(sh_reply, run)) || raw_.run == nullptr) {
+      throw std::runtime_error("this host cannot run commands for operations (ABI < 1.2)");
+    }
+    if (command.timeout.count() < 0 || command.timeout.count() > UINT32_MAX) {
+      throw std::invalid_argument("run: timeout of " + std::to_string(command.timeout.count()) +
+                                  " ms is out of range (0 to 4294967295)");
+    }
+    std::vector<sh_str> args, env;
+    for (const auto &a : command.args) args.push_back(to_sh_str(a));
+    for (const auto &e : command.env) env.push_back(to_sh_str(e));
+    sh_host_command raw{
+        sizeof(sh_host_command),          to_sh_str(command.path),
+        {args.data(), args.size()},       {env.data(), env.size()},
+        to_sh_str(command.input),         to_sh_str(command.cwd),
+        command.cwd_of_requester ? 1 : 0, static_cast<uint32_t>(command.timeout.count())};
+    StringSink error;
+    if (raw_.run(raw_.ctx, &raw, error.writer()) != SH_OK) throw std::runtime_error(error.text());
+  }
+
+  // Streaming only: whether the requester stopped holding the request.
+  bool requester_gone() const noexcept {
+    return has(offsetof(sh_reply, requester_gone)) && raw_.requester_gone != nullptr &&
+           raw_.requester_gone(raw_.ctx) != 0;
+  }
+
  private:
+  bool has(size_t offset) const noexcept { return raw_.struct_size > offset; }
   sh_reply &raw_;
 };
 
@@ -140,13 +192,20 @@ int32_t guarded(sh_writer *error, F &&body) noexcept {
   return SH_ERROR;
 }
 
+// The name the module registered, for the messages of its OpConfig (set by describe()).
+template <class T>
+inline std::string_view registered_name;
+
 template <class T>
 int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexcept {
   return guarded(error, [&] {
     if constexpr (std::is_constructible_v<T, const HostInfo &>) {
       HostInfo info;
+      if (raw != nullptr && raw->struct_size >= offsetof(sh_host_info, config)) {
+        info = {raw->abi_major, raw->abi_minor, std::string(to_view(raw->host_version)), {}};
+      }
       if (raw != nullptr && raw->struct_size >= sizeof(sh_host_info)) {
-        info = {raw->abi_major, raw->abi_minor, std::string(to_view(raw->host_version))};
+        info.config = OpConfig::from_abi(std::string(registered_name<T>), raw->config);
       }
       *instance = static_cast<typename T::Interface *>(new T(info));
     } else {
@@ -220,8 +279,9 @@ struct BrokerOpAdapter {
                       std::string(to_view(raw->swap)),  to_strings(raw->args),
                       std::string(to_view(raw->wait)),  std::string(to_view(raw->resource)),
                       std::string(to_view(raw->input)), raw->stream != 0};
-      Requester requester{who->pid, who->pidfd, who->uid, std::string(to_view(who->cwd)),
-                          who->sandboxed != 0};
+      Requester requester{
+          who->pid, who->pidfd, who->uid, std::string(to_view(who->cwd)), who->sandboxed != 0, {}};
+      if (who->struct_size >= sizeof(sh_requester)) requester.env = to_strings(who->env);
       Reply out(*reply);
       static_cast<BrokerOp *>(instance)->handle(request, requester, out);
     });
@@ -232,6 +292,7 @@ struct BrokerOpAdapter {
 template <template <class> class Adapter, class T>
 sh_module_descriptor describe(std::string_view name, std::string_view version,
                               std::string_view summary) noexcept {
+  registered_name<T> = name;
   return {sizeof(sh_module_descriptor),
           SANDBOX_HOST_ABI_MAJOR,
           SANDBOX_HOST_ABI_MINOR,

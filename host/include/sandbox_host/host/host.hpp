@@ -30,6 +30,10 @@ class Host {
   AuditSink &audit() const noexcept { return *audit_; }
   const Registry &registry() const noexcept { return registry_; }
 
+  // The broker operation's module, loaded with its [ops.<name>] settings on first use;
+  // nullptr when it does not load (the registry has the reason, and the audit a record).
+  std::shared_ptr<const LoadedModule> operation(const std::string &name) const;
+
   // Every enabled backend, probed now (sandbox-host probe).
   std::vector<BackendStatus> probe_all() const;
 

@@ -10,6 +10,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sandbox_host {
 
@@ -54,10 +56,16 @@ struct EntrySymbol {
 // truncated, has no or several entry symbols, or speaks another ABI.
 EntrySymbol check_module_file(const std::filesystem::path &file);
 
+// A module's own settings (an operation's [ops.<name>] table), key and values as text, in
+// the order the operator wrote them.
+using ModuleSettings = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
 class LoadedModule {
  public:
-  // Checks, loads and instantiates the module at file, which must be of kind `kind`.
-  LoadedModule(const std::filesystem::path &file, ModuleKind kind);
+  // Checks, loads and instantiates the module at file, which must be of kind `kind`, with
+  // settings handed to its create().
+  LoadedModule(const std::filesystem::path &file, ModuleKind kind,
+               const ModuleSettings &settings = {});
   ~LoadedModule();
   LoadedModule(const LoadedModule &) = delete;
   LoadedModule &operator=(const LoadedModule &) = delete;

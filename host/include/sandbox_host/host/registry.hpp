@@ -22,7 +22,9 @@ struct ModuleFailure {
 
 class Registry {
  public:
-  explicit Registry(std::vector<std::filesystem::path> module_dirs);
+  // op_settings: each operation's [ops.<name>] table, handed to the module when it loads.
+  explicit Registry(std::vector<std::filesystem::path> module_dirs,
+                    std::map<std::string, ModuleSettings> op_settings = {});
 
   // Loads every module the config enables; a module that fails is recorded in failures()
   // and audited, and the others load on.
@@ -48,6 +50,7 @@ class Registry {
   std::filesystem::path locate(ModuleKind kind, const std::string &name) const;
 
   std::vector<std::filesystem::path> dirs_;
+  std::map<std::string, ModuleSettings> op_settings_;
   mutable std::mutex mutex_;
   std::map<std::pair<ModuleKind, std::string>, std::shared_ptr<const LoadedModule>> loaded_;
   std::map<std::pair<ModuleKind, std::string>, std::string> failures_;

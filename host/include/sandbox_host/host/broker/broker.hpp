@@ -1,0 +1,67 @@
+// The broker: answers the requests of sandboxed processes with operation modules, over the
+// spool and over per-sandbox sockets (docs/broker.md).
+#pragma once
+
+#include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/broker/op_call.hpp>
+#include <sandbox_host/host/config.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace sandbox_host {
+class Host;
+}
+
+namespace sandbox_host::broker {
+
+struct BrokerOptions {
+  std::filesystem::path spool;
+  std::filesystem::path proc_dir = "/proc";
+  std::chrono::milliseconds tick{100};
+  std::size_t max_request_bytes = 128 * 1024;
+  std::size_t max_reply_bytes = 4 * 1024 * 1024;
+  unsigned max_concurrent = 64;
+  BrokerIdentity identity = BrokerIdentity::lock;
+  // Wake on inotify; false leaves only the scan every tick, the seed's polling design.
+  bool watch = true;
+
+  // The config's [broker] table, with the spool under its state_dir.
+  static BrokerOptions from(const BrokerConfig &config);
+};
+
+class Broker {
+ public:
+  // Takes the spool (refusing one another broker serves); throws std::system_error.
+  Broker(BrokerOptions options, Operations operations, AuditSink &audit);
+  ~Broker();
+  Broker(const Broker &) = delete;
+  Broker &operator=(const Broker &) = delete;
+
+  // A per-sandbox socket at path, answered from now on, before or while serve() runs;
+  // label names the sandbox in the audit. Throws std::system_error.
+  void listen(const std::filesystem::path &path, const std::string &label = {});
+  // Stops answering at path and removes the socket.
+  void unlisten(const std::filesystem::path &path);
+
+  // Answers requests until stop is requested; calls in flight are ended then.
+  void serve(std::stop_token stop);
+
+  const std::filesystem::path &spool() const noexcept;
+  unsigned long answered() const noexcept;
+  unsigned long refused() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The operations host's config enables, loaded (with their [ops.<name>] settings); one that
+// does not load is reported by the registry and left out.
+Operations load_operations(const Host &host);
+
+}  // namespace sandbox_host::broker

@@ -1,0 +1,52 @@
+// Who asked: the processes holding a request, where they run, and a pidfd that pins one.
+// Seed 000's Holders, Origin and Sandboxed, on a proc directory (normally /proc).
+#pragma once
+
+#include <sandbox_host/unique_fd.hpp>
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sandbox_host::broker {
+
+// The processes of user uid under proc_dir that hold the file dev:ino open, but `except`
+// (the broker itself): one pid per process, whatever its threads. Scans every process.
+std::vector<pid_t> holders(const std::filesystem::path &proc_dir, dev_t dev, ino_t ino, uid_t uid,
+                           pid_t except = 0);
+
+// Whether process pid holds dev:ino open: a scan of that one process's descriptors.
+bool holds(const std::filesystem::path &proc_dir, pid_t pid, dev_t dev, ino_t ino);
+
+// pid's descendants (children, their children, ...), as far as they can be read now.
+std::vector<pid_t> descendants(const std::filesystem::path &proc_dir, pid_t pid);
+
+// The real and effective uid of process pid, when they are the same; nullopt otherwise
+// or when it is gone.
+std::optional<uid_t> process_uid(const std::filesystem::path &proc_dir, pid_t pid);
+
+struct Origin {
+  std::string cwd;               // as the process's own mount namespace names it
+  std::vector<std::string> env;  // "NAME=VALUE" for each of keys it has, in keys' order
+};
+// Where process pid runs: its working directory and, of its environment, keys only.
+// Throws std::system_error when it is gone or its /proc files cannot be read.
+Origin origin(const std::filesystem::path &proc_dir, pid_t pid,
+              const std::vector<std::string> &keys);
+
+// Whether process pid runs in another mount namespace than proc_dir's own process ("self").
+bool sandboxed(const std::filesystem::path &proc_dir, pid_t pid);
+
+// The pid, in this process's pid namespace, of the process holding a POSIX record lock on
+// the open file fd that conflicts with a write lock on all of it; nullopt when none does.
+std::optional<pid_t> lock_owner(int fd);
+
+// A pidfd for pid (pidfd_open), or an invalid fd when the process is gone.
+UniqueFd open_pidfd(pid_t pid);
+// Whether the process of pidfd still runs (it has not exited).
+bool running(int pidfd);
+
+}  // namespace sandbox_host::broker

@@ -1,0 +1,195 @@
+#include <sandbox_host/host/broker/process_identity.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <system_error>
+
+namespace sandbox_host::broker {
+namespace fs = std::filesystem;
+namespace {
+
+struct DirCloser {
+  void operator()(DIR *dir) const noexcept { ::closedir(dir); }
+};
+using Dir = std::unique_ptr<DIR, DirCloser>;
+
+// A directory opened relative to dirfd, for reading its entries; null when it cannot be.
+Dir open_dir(int dirfd, const char *path) {
+  const int fd = ::openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  DIR *dir = ::fdopendir(fd);
+  if (dir == nullptr) ::close(fd);
+  return Dir(dir);
+}
+
+std::optional<pid_t> pid_of(const char *name) {
+  pid_t pid = 0;
+  const char *end = name + std::char_traits<char>::length(name);
+  auto [rest, ec] = std::from_chars(name, end, pid);
+  if (ec != std::errc() || rest != end || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+// Whether the process whose /proc directory is the fd piddir holds dev:ino.
+bool holds_at(int piddir, dev_t dev, ino_t ino) {
+  Dir fds = open_dir(piddir, "fd");
+  if (!fds) return false;
+  const int fdsfd = ::dirfd(fds.get());
+  while (const dirent *entry = ::readdir(fds.get())) {
+    if (entry->d_name[0] == '.') continue;
+    struct stat target {};
+    // Following the magic link stats the open file itself, whatever its path says.
+    if (::fstatat(fdsfd, entry->d_name, &target, 0) == 0 && target.st_ino == ino &&
+        target.st_dev == dev) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string read_file(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::system_error(errno, std::generic_category(), "cannot read " + path.string());
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<pid_t> holders(const fs::path &proc_dir, dev_t dev, ino_t ino, uid_t uid,
+                           pid_t except) {
+  std::vector<pid_t> found;
+  Dir proc = open_dir(AT_FDCWD, proc_dir.c_str());
+  if (!proc) return found;
+  const int procfd = ::dirfd(proc.get());
+  while (const dirent *entry = ::readdir(proc.get())) {
+    const auto pid = pid_of(entry->d_name);
+    if (!pid || *pid == except) continue;
+    // The owner of /proc/<pid> is the process's effective uid: a cheap filter first.
+    struct stat owner {};
+    if (::fstatat(procfd, entry->d_name, &owner, AT_SYMLINK_NOFOLLOW) != 0 || owner.st_uid != uid) {
+      continue;
+    }
+    const int piddir = ::openat(procfd, entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (piddir < 0) continue;
+    const UniqueFd closer(piddir);
+    if (holds_at(piddir, dev, ino)) found.push_back(*pid);
+  }
+  return found;
+}
+
+bool holds(const fs::path &proc_dir, pid_t pid, dev_t dev, ino_t ino) {
+  const UniqueFd piddir(
+      ::open((proc_dir / std::to_string(pid)).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return piddir && holds_at(piddir.get(), dev, ino);
+}
+
+std::vector<pid_t> descendants(const fs::path &proc_dir, pid_t pid) {
+  std::vector<pid_t> found;
+  std::vector<pid_t> pending{pid};
+  while (!pending.empty()) {
+    const pid_t parent = pending.back();
+    pending.pop_back();
+    const fs::path tasks = proc_dir / std::to_string(parent) / "task";
+    Dir dir = open_dir(AT_FDCWD, tasks.c_str());
+    if (!dir) continue;
+    while (const dirent *task = ::readdir(dir.get())) {
+      if (!pid_of(task->d_name)) continue;
+      std::ifstream children(tasks / task->d_name / "children");
+      pid_t child = 0;
+      while (children >> child) {
+        found.push_back(child);
+        pending.push_back(child);
+      }
+    }
+  }
+  return found;
+}
+
+std::optional<uid_t> process_uid(const fs::path &proc_dir, pid_t pid) {
+  std::ifstream status(proc_dir / std::to_string(pid) / "status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream fields(line.substr(4));
+    uid_t real = 0, effective = 0;
+    if (!(fields >> real >> effective) || real != effective) return std::nullopt;
+    return real;
+  }
+  return std::nullopt;
+}
+
+Origin origin(const fs::path &proc_dir, pid_t pid, const std::vector<std::string> &keys) {
+  const fs::path dir = proc_dir / std::to_string(pid);
+  Origin result;
+  std::error_code ec;
+  result.cwd = fs::read_symlink(dir / "cwd", ec).string();
+  if (ec) {
+    throw std::system_error(ec,
+                            "cannot read the working directory of process " + std::to_string(pid));
+  }
+  if (keys.empty()) return result;
+  const std::string environ = read_file(dir / "environ");
+  for (const auto &key : keys) {
+    const std::string prefix = key + "=";
+    for (std::size_t start = 0; start < environ.size();) {
+      std::size_t end = environ.find('\0', start);
+      if (end == std::string::npos) end = environ.size();
+      std::string_view entry(environ.data() + start, end - start);
+      if (entry.substr(0, prefix.size()) == prefix) {
+        result.env.emplace_back(entry);
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  return result;
+}
+
+bool sandboxed(const fs::path &proc_dir, pid_t pid) {
+  struct stat mine {
+  }, theirs{};
+  if (::stat((proc_dir / "self/ns/mnt").c_str(), &mine) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "cannot read this process's mount namespace");
+  }
+  if (::stat((proc_dir / std::to_string(pid) / "ns/mnt").c_str(), &theirs) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "cannot read the mount namespace of process " + std::to_string(pid));
+  }
+  return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
+}
+
+std::optional<pid_t> lock_owner(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_GETLK, &lock) != 0 || lock.l_type == F_UNLCK || lock.l_pid <= 0) {
+    return std::nullopt;
+  }
+  return lock.l_pid;
+}
+
+UniqueFd open_pidfd(pid_t pid) {
+  return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+bool running(int pidfd) {
+  pollfd exited{pidfd, POLLIN, 0};
+  return ::poll(&exited, 1, 0) == 0;
+}
+
+}  // namespace sandbox_host::broker

@@ -1,0 +1,162 @@
+#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/broker/socket_transport.hpp>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77  // Linux 6.5
+#endif
+
+namespace sandbox_host::broker {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void fail(const std::string &what, int error = errno) {
+  throw std::system_error(error, std::generic_category(), what);
+}
+
+// How long an accepted connection may take to send its request.
+constexpr int kRequestTimeoutMs = 5000;
+
+class SocketConversation final : public Conversation {
+ public:
+  SocketConversation(int fd, const Serving &serving) : fd_(fd), serving_(serving) {}
+  bool send(std::string_view frame) override {
+    for (;;) {
+      const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n == static_cast<ssize_t>(frame.size())) return true;
+      if (n < 0 && errno == EINTR) continue;
+      if (n >= 0 || errno != EAGAIN) return false;
+      // A peer that reads slowly holds up its own reply, and only while it is there.
+      if (requester_gone() || serving_.call.stop.stop_requested()) return false;
+      pollfd ready{fd_, POLLOUT, 0};
+      ::poll(&ready, 1, static_cast<int>(serving_.call.tick.count()));
+    }
+  }
+  bool requester_gone() override {
+    pollfd peer{fd_, POLLRDHUP, 0};
+    return ::poll(&peer, 1, 0) > 0 && (peer.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  }
+  int wake_fd() const override { return fd_; }
+  short wake_events() const override { return POLLRDHUP; }
+
+ private:
+  int fd_;
+  const Serving &serving_;
+};
+
+}  // namespace
+
+BrokerSocket::BrokerSocket(fs::path path, std::string label)
+    : path_(std::move(path)), label_(std::move(label)) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path_.native().size() >= sizeof(address.sun_path)) {
+    fail("socket path " + path_.string() + " is longer than " +
+             std::to_string(sizeof(address.sun_path) - 1) + " bytes",
+         ENAMETOOLONG);
+  }
+  std::memcpy(address.sun_path, path_.c_str(), path_.native().size() + 1);
+  fd_.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd_) fail("socket");
+  // A socket file left by an earlier broker is replaced; anything else at the path is not.
+  struct stat old {};
+  if (::lstat(path_.c_str(), &old) == 0 && S_ISSOCK(old.st_mode)) ::unlink(path_.c_str());
+  const mode_t mask = ::umask(077);
+  const int bound = ::bind(fd_.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address);
+  ::umask(mask);
+  if (bound != 0) fail("cannot bind broker socket " + path_.string());
+  if (::listen(fd_.get(), 128) != 0) fail("listen on " + path_.string());
+}
+
+BrokerSocket::~BrokerSocket() {
+  ::unlink(path_.c_str());
+}
+
+UniqueFd BrokerSocket::accept() const {
+  return UniqueFd(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+}
+
+void answer_connection(UniqueFd connection, const std::string &label, Serving &serving) {
+  const std::string where = "socket request" + (label.empty() ? "" : " (" + label + ")");
+  SocketConversation conversation(connection.get(), serving);
+  // The empty frame that tells the client its request was taken (see the spool's).
+  conversation.send(encode_frame({}));
+  ucred peer{};
+  socklen_t size = sizeof peer;
+  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
+    serving.record_refusal("request-peer", where, "SO_PEERCRED failed", label);
+    return;
+  }
+  Asker asker;
+  asker.pid = peer.pid;
+  asker.uid = peer.uid;
+  int pidfd = -1;
+  size = sizeof pidfd;
+  // The kernel's pidfd names the very process that connected; pidfd_open by pid is the
+  // fallback, checked below like the spool's.
+  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERPIDFD, &pidfd, &size) == 0 && pidfd >= 0) {
+    asker.pidfd.reset(pidfd);
+  } else {
+    asker.pidfd = open_pidfd(peer.pid);
+  }
+  const std::string from = where + " from pid " + std::to_string(peer.pid);
+  auto refuse_with = [&](const std::string &rule, const std::string &error) {
+    refuse(conversation, error);
+    serving.record_refusal(rule, from, error, label);
+  };
+  // The request is read before anything is refused: a socket closed with a message still
+  // unread resets the connection, and the peer would get no refusal, only the reset.
+  pollfd ready{connection.get(), POLLIN, 0};
+  if (::poll(&ready, 1, kRequestTimeoutMs) <= 0) {
+    refuse_with("request-timeout",
+                "no request within " + std::to_string(kRequestTimeoutMs) + " ms");
+    return;
+  }
+  std::string message(serving.max_request_bytes + 1, '\0');
+  const ssize_t n = ::recv(connection.get(), message.data(), message.size(), MSG_TRUNC);
+  if (n <= 0) {
+    serving.record_refusal("request-empty", from, "the connection closed without a request", label);
+    return;
+  }
+  if (peer.uid != serving.uid) {
+    refuse_with("request-uid", "the asking process runs as uid " + std::to_string(peer.uid) +
+                                   "; this broker answers uid " + std::to_string(serving.uid) +
+                                   " only");
+    return;
+  }
+  if (!asker.pidfd) {
+    refuse_with("request-peer", "the asking process " + std::to_string(peer.pid) + " is gone");
+    return;
+  }
+  Request request;
+  try {
+    if (static_cast<std::size_t>(n) > serving.max_request_bytes) {
+      throw RequestError("request of " + std::to_string(n) +
+                         " bytes, more than the broker's max_request_bytes " +
+                         std::to_string(serving.max_request_bytes));
+    }
+    message.resize(static_cast<std::size_t>(n));
+    request = parse_request(message, serving.max_request_bytes);
+  } catch (const RequestError &e) {
+    refuse_with("request-refused", e.what());
+    return;
+  }
+  const std::string refusal =
+      answer(serving.operations, request, asker, conversation, serving.call);
+  if (refusal.empty()) {
+    ++serving.answered;
+  } else {
+    serving.record_refusal("op-refused", "op " + request.op + " " + from, refusal, label);
+  }
+}
+
+}  // namespace sandbox_host::broker

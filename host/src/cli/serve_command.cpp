@@ -1,0 +1,73 @@
+#include "commands.hpp"
+
+#include <sandbox_host/host/broker/broker.hpp>
+#include <sandbox_host/host/host.hpp>
+
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+namespace sandbox_host::cli {
+namespace {
+
+struct ServeOptions {
+  std::optional<std::string> config;
+  std::vector<std::string> sockets;  // PATH or PATH=LABEL
+  bool poll = false;
+};
+
+int run_serve(const ServeOptions &options) {
+  Host host(load_config_or_defaults(options.config));
+  broker::Operations operations = broker::load_operations(host);
+  auto settings = broker::BrokerOptions::from(host.config().broker);
+  settings.watch = !options.poll;
+  broker::Broker broker(settings, std::move(operations), host.audit());
+  for (const auto &socket : options.sockets) {
+    const auto equals = socket.find('=');
+    broker.listen(socket.substr(0, equals),
+                  equals == std::string::npos ? std::string() : socket.substr(equals + 1));
+  }
+
+  // SIGINT and SIGTERM end the broker; a thread waits for them, so no handler races.
+  sigset_t ending;
+  sigemptyset(&ending);
+  sigaddset(&ending, SIGINT);
+  sigaddset(&ending, SIGTERM);
+  sigaddset(&ending, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &ending, nullptr);
+  std::jthread serving([&](std::stop_token stop) { broker.serve(stop); });
+
+  std::string names;
+  for (const auto &name : host.config().ops_enabled) {
+    if (host.operation(name)) names += (names.empty() ? "" : ", ") + name;
+  }
+  std::cerr << "sandbox-host serve: broker on " << broker.spool().string()
+            << " (operations: " << (names.empty() ? "none" : names) << ")" << std::endl;
+  int signal = 0;
+  sigwait(&ending, &signal);
+  serving.request_stop();
+  serving.join();
+  std::cerr << "sandbox-host serve: stopped by signal " << signal << "; answered "
+            << broker.answered() << ", refused " << broker.refused() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App &app) {
+  auto options = std::make_shared<ServeOptions>();
+  auto *sub = app.add_subcommand(
+      "serve", "Run the broker: answer the requests of sandboxed processes until SIGINT/SIGTERM");
+  sub->add_option("--config", options->config, "Config file");
+  sub->add_option("--socket", options->sockets,
+                  "Also answer on a SOCK_SEQPACKET socket at PATH, for one sandbox "
+                  "(PATH or PATH=LABEL; repeatable)");
+  sub->add_flag("--poll", options->poll,
+                "Find requests by scanning the spool every tick only, without inotify (the "
+                "seed's design; for comparison)");
+  return {sub, [options] { return run_serve(*options); }};
+}
+
+}  // namespace sandbox_host::cli

@@ -1,0 +1,53 @@
+// gate (seed 000's OpGate): runs a gated command on the host, where it reads its keychain
+// and the gate starts its units.
+#include <sandbox_host/command_op.hpp>
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+// How long a gated merge waits for its turn: a count and a unit, as the gate parses it.
+constexpr const char *kWaitPattern = "^[0-9]{1,6}(ms|s|m|h)$";
+
+// Reads wait_arg, the option that passes the request's wait to the command; without it the
+// command takes none.
+std::optional<std::string> wait_arg(const sandbox_host::OpConfig &config) {
+  auto arg = config.value("wait_arg");
+  if (arg && arg->empty()) throw config.error("wait_arg", "must not be empty");
+  return arg;
+}
+
+std::vector<std::string> wait_args(const std::string &op, const std::optional<std::string> &arg,
+                                   const sandbox_host::Request &request) {
+  static const std::regex wait = sandbox_host::request_regex(kWaitPattern);
+  if (request.wait.empty()) return {};
+  if (!arg) {
+    throw sandbox_host::refusal(op, "takes no wait: ops." + op + ".wait_arg is not set");
+  }
+  if (!std::regex_match(request.wait, wait)) {
+    throw sandbox_host::refusal(
+        op, "wait " + sandbox_host::in_quotes(request.wait) + " does not match " + kWaitPattern);
+  }
+  return {*arg, request.wait};
+}
+
+sandbox_host::CommandBehaviour gate_behaviour(const sandbox_host::OpConfig &config) {
+  return {.extra_args = [op = config.op(),
+                         arg = wait_arg(config)](const sandbox_host::Request &request) {
+    return wait_args(op, arg, request);
+  }};
+}
+
+class GateOp final : public sandbox_host::CommandOp {
+ public:
+  explicit GateOp(const sandbox_host::HostInfo &host)
+      : CommandOp(sandbox_host::CommandRules::from(host.config, {}, "wait_arg"),
+                  gate_behaviour(host.config)) {}
+};
+
+}  // namespace
+
+SANDBOX_HOST_BROKER_OP_MODULE(GateOp, "gate", "0.1.0", "runs a gated command on the host")

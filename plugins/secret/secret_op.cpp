@@ -1,0 +1,18 @@
+// secret (seed 000's OpSecret): runs the operator's secret command on the host, where its
+// tools reach their keys, and answers its output and exit code.
+#include <sandbox_host/command_op.hpp>
+
+namespace {
+
+class SecretOp final : public sandbox_host::CommandOp {
+ public:
+  // The two variables tell the command that the broker runs it for a sandboxed session:
+  // it holds its files to the policy's lists and asks no broker itself.
+  explicit SecretOp(const sandbox_host::HostInfo &host)
+      : CommandOp(host, {.env = {"CLAWPATROL_SANDBOX_BROKERED=1", "CLAWPATROL_SANDBOX=1"}}) {}
+};
+
+}  // namespace
+
+SANDBOX_HOST_BROKER_OP_MODULE(SecretOp, "secret", "0.1.0",
+                              "runs a secret call on the host and answers its output")

@@ -1,0 +1,358 @@
+// Operations that run one command on the host for their requester: the rules an operator
+// writes for such an op in its [ops.<name>] table (CommandRules), and the op that refuses
+// requests by them and has the host run the command (CommandOp).
+//
+//   [ops.agents]
+//   command = "/usr/local/bin/beekeeper"
+//   args = ["agents"]
+//   subcommands = ["start", "wake"]
+//   arg_pattern = "^[a-z0-9-]+$"
+//   requester_env = ["AGENT_PROFILE"]   # read by the host, handed over as Requester::env
+//
+//   class AgentsOp final : public sandbox_host::CommandOp {
+//    public:
+//     explicit AgentsOp(const sandbox_host::HostInfo &host)
+//         : CommandOp(host, {.defaults = {.subcommands = {"start", "wake", "resume"}}}) {}
+//   };
+#pragma once
+
+#include <sandbox_host/module.hpp>
+#include <sandbox_host/op_config.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace sandbox_host {
+
+// A refused request: "<op>: <what>", the way every op of the SDK words one.
+inline std::invalid_argument refusal(std::string_view op, std::string_view what) {
+  return std::invalid_argument(std::string(op) + ": " + std::string(what));
+}
+
+// Text a requester or an operator wrote, as a message quotes it: a requester's bytes must
+// not forge lines of a log or drive the terminal that shows the message.
+inline std::string in_quotes(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// [A-Za-z_][A-Za-z0-9_]*: a name every shell and execve() caller agrees on.
+inline bool is_variable_name(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  for (char c : name) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && c != '_') return false;
+  }
+  return true;
+}
+
+// Compiles an ECMAScript pattern for text a requester sends. libstdc++'s default matcher
+// recurses once per character of the text (an 8 MiB stack overflows at about 30 000) and
+// backtracks exponentially on patterns like (a+)+b; its polynomial mode does neither, and
+// refuses back-references instead.
+inline std::regex request_regex(const std::string &pattern) {
+#if defined(__GLIBCXX__)
+  return std::regex(pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
+#else
+  return std::regex(pattern, std::regex::ECMAScript);
+#endif
+}
+
+// What an op fixes where its operator wrote nothing (every member initialized, as in
+// CommandBehaviour).
+struct CommandDefaults {
+  // The allowed values of the request's first argument without a `subcommands` key; empty:
+  // any.
+  std::vector<std::string> subcommands{};
+  // Without a `timeout_ms` key; zero: none.
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+};
+
+// The operator's rules for an op that runs one command: which command, with which fixed
+// arguments, which request arguments it takes, and the environment and directory it runs in.
+class CommandRules {
+ public:
+  // Reads the rules from the op's table, refusing any key but the rules' own and
+  // extra_keys (those the op reads itself). Throws OpConfig::error's "ops.<op>.<key>: ..."
+  // for a key written wrong, which refuses the module's loading.
+  template <std::convertible_to<std::string_view>... Extra>
+  static CommandRules from(const OpConfig &config, const CommandDefaults &defaults = {},
+                           Extra... extra_keys) {
+    config.allow_only({"command", "args", "subcommands", "arg_pattern", "max_args", "max_arg_bytes",
+                       "env", "path", "cwd", "timeout_ms", "input",
+                       std::string_view(extra_keys)...});
+    return CommandRules(config, defaults);
+  }
+
+  const std::string &op() const noexcept { return op_; }
+
+  // The command for one request: the fixed arguments, then the request's. Its environment
+  // is PATH, HOME and LANG, then the requester's selected variables, then the operator's
+  // env, then extra_env (the op's own), each later one replacing an earlier one of the same
+  // name; nothing else of the broker's environment. Throws refusal() for a request the
+  // rules do not allow.
+  HostCommand command_for(const Request &request, const Requester &requester,
+                          const std::vector<std::string> &extra_env) const {
+    check_args(request.args);
+    if (!input_ && !request.input.empty()) {
+      throw refusal(op_, "takes no input (ops." + op_ + ".input is false)");
+    }
+    HostCommand command;
+    command.path = command_;
+    command.args = args_;
+    command.args.insert(command.args.end(), request.args.begin(), request.args.end());
+    command.env = {"PATH=" + path_};
+    if (!home_.empty()) command.env.push_back("HOME=" + home_);
+    command.env.push_back("LANG=C.UTF-8");
+    for (const auto &list : {&requester.env, &env_, &extra_env}) {
+      for (const auto &entry : *list) set_variable(command.env, entry);
+    }
+    command.input = request.input;
+    command.cwd = cwd_;
+    command.cwd_of_requester = cwd_of_requester_;
+    command.timeout = timeout_;
+    return command;
+  }
+
+ private:
+  CommandRules(const OpConfig &config, const CommandDefaults &defaults)
+      : op_(config.op()),
+        command_(executable(config)),
+        args_(config.values("args")),
+        subcommands_(config.has("subcommands") ? config.values("subcommands")
+                                               : defaults.subcommands),
+        max_args_(whole_number(config, "max_args", 32, 0, 1024)),
+        max_arg_bytes_(whole_number(config, "max_arg_bytes", 4096, 1, 65536)),
+        env_(config.values("env")),
+        path_(config.value("path").value_or("/usr/local/bin:/usr/bin:/bin")),
+        home_(broker_home()),
+        timeout_(whole_number(config, "timeout_ms", static_cast<uint64_t>(defaults.timeout.count()),
+                              0, 86'400'000)),
+        input_(flag(config, "input", false)) {
+    if (auto pattern = config.value("arg_pattern")) {
+      try {
+        arg_pattern_ = request_regex(*pattern);
+      } catch (const std::regex_error &e) {
+        throw config.error(
+            "arg_pattern",
+            in_quotes(*pattern) + " is not an ECMAScript regular expression (" + e.what() + ")");
+      }
+      arg_pattern_text_ = *pattern;
+    }
+    for (const auto &entry : env_) {
+      const auto equals = entry.find('=');
+      if (equals == std::string::npos || !is_variable_name(entry.substr(0, equals))) {
+        throw config.error("env", in_quotes(entry) +
+                                      " is not NAME=VALUE with NAME of letters, digits and _, "
+                                      "not starting with a digit");
+      }
+    }
+    const std::string cwd = config.value("cwd").value_or("/");
+    if (cwd == "requester") {
+      cwd_of_requester_ = true;
+    } else if (!std::filesystem::path(cwd).is_absolute()) {
+      throw config.error("cwd",
+                         "must be an absolute directory or \"requester\", not " + in_quotes(cwd));
+    } else if (std::error_code ec; !std::filesystem::is_directory(cwd, ec)) {
+      throw config.error("cwd", in_quotes(cwd) + " is not a directory");
+    } else {
+      cwd_ = cwd;
+    }
+  }
+
+  static std::string executable(const OpConfig &config) {
+    const auto command = config.value("command");
+    if (!command) throw config.error("command", "required: the absolute path of the command");
+    if (!std::filesystem::path(*command).is_absolute()) {
+      throw config.error("command", in_quotes(*command) + " is not an absolute path");
+    }
+    std::error_code ec;
+    const auto status = std::filesystem::status(*command, ec);
+    if (status.type() == std::filesystem::file_type::not_found) {
+      throw config.error("command", in_quotes(*command) + " does not exist");
+    }
+    if (ec) {
+      throw config.error("command", "cannot examine " + in_quotes(*command) + ": " + ec.message());
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+      throw config.error("command", in_quotes(*command) + " is not a regular file");
+    }
+    using std::filesystem::perms;
+    if ((status.permissions() & (perms::owner_exec | perms::group_exec | perms::others_exec)) ==
+        perms::none) {
+      throw config.error("command", in_quotes(*command) + " is not executable");
+    }
+    return *command;
+  }
+
+  static uint64_t whole_number(const OpConfig &config, std::string_view key, uint64_t fallback,
+                               uint64_t min, uint64_t max) {
+    const auto text = config.value(key);
+    if (!text) return fallback;
+    uint64_t number = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), number);
+    if (ec != std::errc() || end != text->data() + text->size() || number < min || number > max) {
+      throw config.error(key, "must be a whole number from " + std::to_string(min) + " to " +
+                                  std::to_string(max) + ", not " + in_quotes(*text));
+    }
+    return number;
+  }
+
+  static bool flag(const OpConfig &config, std::string_view key, bool fallback) {
+    const auto text = config.value(key);
+    if (!text) return fallback;
+    if (*text != "true" && *text != "false") {
+      throw config.error(key, "must be true or false, not " + in_quotes(*text));
+    }
+    return *text == "true";
+  }
+
+  // The broker's HOME as it was when the op loaded, so that a command finds the user's own
+  // configuration; a relative one would mean whatever directory the command runs in.
+  static std::string broker_home() {
+    const char *home = std::getenv("HOME");
+    return home != nullptr && home[0] == '/' ? home : "";
+  }
+
+  static std::string_view variable_name(std::string_view entry) {
+    return entry.substr(0, entry.find('='));
+  }
+
+  static void set_variable(std::vector<std::string> &env, const std::string &entry) {
+    for (auto &existing : env) {
+      if (variable_name(existing) == variable_name(entry)) {
+        existing = entry;
+        return;
+      }
+    }
+    env.push_back(entry);
+  }
+
+  void check_args(const std::vector<std::string> &args) const {
+    if (args.size() > max_args_) {
+      throw refusal(op_, std::to_string(args.size()) +
+                             (args.size() == 1 ? " argument" : " arguments") +
+                             ", more than max_args " + std::to_string(max_args_));
+    }
+    if (!subcommands_.empty() && args.empty()) {
+      throw refusal(op_, "a subcommand is required; allowed: " + allowed_subcommands());
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string &arg = args[i];
+      const std::string which = "argument " + std::to_string(i + 1);
+      if (arg.find('\0') != std::string::npos) throw refusal(op_, which + " contains a NUL byte");
+      if (arg.size() > max_arg_bytes_) {
+        throw refusal(op_, which + " is " + std::to_string(arg.size()) +
+                               " bytes, more than max_arg_bytes " + std::to_string(max_arg_bytes_));
+      }
+      if (i == 0 && !subcommands_.empty() && !is_subcommand(arg)) {
+        throw refusal(op_, in_quotes(arg) +
+                               " is not an allowed subcommand; allowed: " + allowed_subcommands());
+      }
+      if (arg_pattern_ && !std::regex_match(arg, *arg_pattern_)) {
+        throw refusal(op_, which + " (" + in_quotes(arg) + ") does not match arg_pattern " +
+                               arg_pattern_text_);
+      }
+    }
+  }
+
+  bool is_subcommand(const std::string &arg) const {
+    for (const auto &allowed : subcommands_) {
+      if (arg == allowed) return true;
+    }
+    return false;
+  }
+
+  std::string allowed_subcommands() const {
+    std::string list;
+    for (const auto &allowed : subcommands_) list += (list.empty() ? "" : ", ") + allowed;
+    return list;
+  }
+
+  std::string op_;
+  std::string command_;
+  std::vector<std::string> args_;
+  std::vector<std::string> subcommands_;
+  uint64_t max_args_;
+  uint64_t max_arg_bytes_;
+  std::vector<std::string> env_;
+  std::string path_;
+  std::string home_;
+  std::chrono::milliseconds timeout_;
+  bool input_;
+  std::optional<std::regex> arg_pattern_;
+  std::string arg_pattern_text_;
+  std::string cwd_;
+  bool cwd_of_requester_ = false;
+};
+
+// What sets one command op apart from another. Every member has an initializer, so that
+// designated initializers naming only some stay quiet under -Wextra.
+struct CommandBehaviour {
+  CommandDefaults defaults{};
+  // "NAME=VALUE" the op always sets, over the operator's env.
+  std::vector<std::string> env{};
+  // Refuse a request that does not stream: for a command that runs as long as its
+  // requester holds the request.
+  bool streams_only = false;
+  // Arguments after the request's, made from the request's other fields; throws
+  // refusal() for fields it cannot take.
+  std::function<std::vector<std::string>(const Request &)> extra_args{};
+};
+
+// An op that runs one command on the host per request, by its operator's CommandRules.
+class CommandOp : public BrokerOp {
+ public:
+  CommandOp(const HostInfo &host, CommandBehaviour behaviour)
+      : rules_(CommandRules::from(host.config, behaviour.defaults)),
+        behaviour_(std::move(behaviour)) {}
+  // For an op that reads keys of its own: rules from CommandRules::from(config, defaults,
+  // "its_key"...).
+  CommandOp(CommandRules rules, CommandBehaviour behaviour)
+      : rules_(std::move(rules)), behaviour_(std::move(behaviour)) {}
+
+  // Throws refusal() for a request the rules or the op's behaviour refuse, and what
+  // Reply::run throws when the command could not run to its end.
+  void handle(const Request &request, const Requester &requester, Reply &reply) override {
+    if (behaviour_.streams_only && !reply.streaming()) {
+      throw refusal(rules_.op(), "streams only; ask with stream: true (sandbox-host ask --stream)");
+    }
+    HostCommand command = rules_.command_for(request, requester, behaviour_.env);
+    if (behaviour_.extra_args) {
+      for (auto &arg : behaviour_.extra_args(request)) command.args.push_back(std::move(arg));
+    }
+    reply.run(command);
+  }
+
+ private:
+  CommandRules rules_;
+  CommandBehaviour behaviour_;
+};
+
+}  // namespace sandbox_host
