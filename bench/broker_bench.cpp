@@ -1,0 +1,802 @@
+// Round trip of the broker's `ping` under concurrency: the real broker (`sandbox-host serve`)
+// as a child process, and C client *processes* (fork) that each ask in a loop, over the
+// spool (broker::ask) or over a SOCK_SEQPACKET socket (broker::ask_socket), with K extra
+// idle processes of the same user on the host when asked. A plain program rather than
+// Google Benchmark: it needs percentiles of individual requests made side by side.
+//
+//   broker_bench --sandbox-host EXE --work DIR [--cap-s 120] [--warmup 20]
+//                --scenario
+//                transport=spool,identity=lock,wake=inotify,tick=100,clients=64,idle=1000,requests=10000[,rate=25]
+//                [--scenario ...]...
+//
+// Per scenario: writes DIR/<n>/config.toml ([broker] state_dir, identity, tick_ms; [ops]
+// enabled = ["ping"]; module_dirs beside EXE), forks the idle processes (they pause()),
+// starts `EXE serve --config F [--socket DIR/<n>/broker.sock] [--poll]`, asks ping until
+// it answers, asks `warmup` more pings untimed (each from a forked child, as the clients
+// ask), then releases the clients at once. Each client sends each request's latency
+// (steady_clock, ns) or its error back over a pipe. A request that threw, or answered
+// anything but "pong" with code 0, is lost. After cap-s seconds no client starts another
+// request, and the scenario reports what it did. Then the broker gets SIGTERM and its last
+// line gives the broker's own count of answered and refused requests; wait4 gives its CPU
+// time.
+//
+// Two ways to ask:
+// - back to back (closed loop, no `rate`): the clients take request numbers from one
+//   counter in shared memory until `requests` are taken, so all of them stay busy to the
+//   end and each asks again as soon as it has its answer. A request's latency is from the
+//   call to its return.
+// - paced (open loop, `rate=R` requests per second per client): client i makes its share
+//   of `requests` (requests / clients, the first requests % clients one more) at the
+//   absolute times origin + phase_i + k / R, k = 0, 1, ..., where origin is 100 ms after
+//   the release (so that every client is awake before its first request) and phase_i is
+//   pseudo-random in [0, 1/R) (a fixed seed per client, so the clients do not fire in
+//   lockstep and a rerun has the same schedule). It sleeps until a request's time
+//   (clock_nanosleep, TIMER_ABSTIME, timer slack 1 ns); when the previous answer came
+//   later than that, it asks at once. A request's latency is ALWAYS from its scheduled
+//   time to the answer, so the time a request waited behind a slow previous one (and the
+//   client's own wake-up) is counted: no "coordinated omission". The time from the call
+//   itself (the service time) is reported beside it, and how many requests started more
+//   than 1 ms behind their schedule.
+//
+// Prints one JSON object per scenario on stdout, one line each; progress and every kind
+// of error (once) on stderr. bench/broker_report.py drives it.
+#include <sandbox_host/host/broker/client.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace broker = sandbox_host::broker;
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void die(const std::string &message) {
+  std::cerr << "broker_bench: " << message << "\n";
+  std::exit(2);
+}
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+struct Scenario {
+  std::string transport = "spool";  // spool | socket
+  std::string identity = "lock";    // lock | scan
+  std::string wake = "inotify";     // inotify | poll
+  int tick_ms = 100;
+  int clients = 1;
+  int idle = 0;
+  long requests = 10000;
+  int rate = 0;  // requests per second per client; 0: back to back
+};
+
+Scenario parse_scenario(const std::string &spec) {
+  Scenario s;
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) die("--scenario: " + item + ": want key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    auto number = [&](long low, long high) {
+      char *end = nullptr;
+      const long v = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v < low || v > high) {
+        die("--scenario: " + key + "=" + value + ": want an integer in [" + std::to_string(low) +
+            ", " + std::to_string(high) + "]");
+      }
+      return v;
+    };
+    if (key == "transport" && (value == "spool" || value == "socket")) {
+      s.transport = value;
+    } else if (key == "identity" && (value == "lock" || value == "scan")) {
+      s.identity = value;
+    } else if (key == "wake" && (value == "inotify" || value == "poll")) {
+      s.wake = value;
+    } else if (key == "tick") {
+      s.tick_ms = static_cast<int>(number(10, 10000));
+    } else if (key == "clients") {
+      s.clients = static_cast<int>(number(1, 4096));
+    } else if (key == "idle") {
+      s.idle = static_cast<int>(number(0, 100000));
+    } else if (key == "requests") {
+      s.requests = number(1, 100000000);
+    } else if (key == "rate") {
+      s.rate = static_cast<int>(number(1, 1000000));
+    } else {
+      die("--scenario: unknown or invalid " + item);
+    }
+  }
+  if (s.transport == "socket" && s.wake == "poll") {
+    die("--scenario: wake=poll is the spool's polling tick; the socket has none");
+  }
+  return s;
+}
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// The kind of an error: its text with numbers and hex ids replaced, so that the same
+// failure of different requests (pids, request ids) counts once.
+std::string error_kind(const std::string &text) {
+  std::string kind;
+  for (std::size_t i = 0; i < text.size();) {
+    if (std::isxdigit(static_cast<unsigned char>(text[i])) != 0) {
+      std::size_t j = i;
+      bool digit = false;
+      while (j < text.size() && std::isxdigit(static_cast<unsigned char>(text[j])) != 0) {
+        digit = digit || std::isdigit(static_cast<unsigned char>(text[j])) != 0;
+        ++j;
+      }
+      // A run of hex letters alone ("dead", "face", "a") is a word, not a number.
+      const bool word_before = i > 0 && std::isalpha(static_cast<unsigned char>(text[i - 1]));
+      const bool word_after = j < text.size() && std::isalpha(static_cast<unsigned char>(text[j]));
+      if (digit && !word_before && !word_after) {
+        kind += "#";
+        i = j;
+        continue;
+      }
+    }
+    kind.push_back(text[i++]);
+  }
+  return kind;
+}
+
+void write_all(int fd, const void *data, std::size_t size) {
+  const char *at = static_cast<const char *>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// ---- the client processes ------------------------------------------------------------------
+//
+// Records on the pipe: 'L' + int64 latency ns + int64 service ns (answered), or 'E' + int64
+// latency ns + uint32 length + text (lost). Back to back the two times are the same; paced,
+// the latency is from the scheduled time and the service time from the call. Flushed every
+// kFlushRecords answered requests and at the end, so that the parent is not woken per
+// request.
+
+constexpr std::size_t kFlushRecords = 256;
+// A paced request that starts later than this after its scheduled time counts as behind.
+constexpr auto kBehind = std::chrono::milliseconds(1);
+// Paced: the schedule's origin lies this long after the release.
+constexpr auto kPacedLead = std::chrono::milliseconds(100);
+
+struct Shared {
+  std::atomic<long> next{0};          // the next request number to take (paced: requests started)
+  std::atomic<long> behind{0};        // paced: requests started more than kBehind late
+  std::atomic<int64_t> origin_ns{0};  // paced: the schedule's origin, steady_clock
+};
+
+void sleep_until(Clock::time_point when) {
+  // steady_clock is CLOCK_MONOTONIC (libstdc++): one clock for all the processes.
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch());
+  timespec at{};
+  at.tv_sec = static_cast<time_t>(ns.count() / 1000000000);
+  at.tv_nsec = static_cast<long>(ns.count() % 1000000000);
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
+[[noreturn]] void client_main(const Scenario &s, int index, const fs::path &spool,
+                              const fs::path &socket, Shared *shared, int go_fd, int out_fd,
+                              Clock::time_point cap) {
+  sandbox_host::Request request;
+  request.op = "ping";
+  broker::AskOptions options;
+  options.timeout = std::chrono::milliseconds(10000);
+  const bool paced = s.rate > 0;
+  // Paced: this client's share of the requests and its phase.
+  const long mine = s.requests / s.clients + (index < s.requests % s.clients ? 1 : 0);
+  const auto interval = std::chrono::nanoseconds(1000000000LL / std::max(1, s.rate));
+  std::mt19937_64 random(0x5eedULL + static_cast<uint64_t>(index));
+  const auto phase = std::chrono::nanoseconds(
+      static_cast<int64_t>(std::uniform_real_distribution<double>(0.0, 1.0)(random) *
+                           static_cast<double>(interval.count())));
+  if (paced) ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // wake on time, not up to 50 µs late
+  char byte = 0;
+  // Every client starts when the parent closes the write end: read returns 0 to all.
+  while (::read(go_fd, &byte, 1) < 0 && errno == EINTR) {
+  }
+  ::close(go_fd);
+  const Clock::time_point origin{
+      std::chrono::nanoseconds(shared->origin_ns.load(std::memory_order_acquire))};
+  std::string buffer;
+  std::size_t records = 0;
+  for (long k = 0;; ++k) {
+    Clock::time_point scheduled;
+    if (paced) {
+      if (k >= mine) break;
+      scheduled = origin + phase + k * interval;
+      if (scheduled >= cap) break;
+      if (Clock::now() < scheduled) sleep_until(scheduled);
+    }
+    if (Clock::now() >= cap) break;
+    if (!paced && shared->next.fetch_add(1, std::memory_order_relaxed) >= s.requests) break;
+    std::string error;
+    const auto start = Clock::now();
+    if (paced) {
+      shared->next.fetch_add(1, std::memory_order_relaxed);
+      if (start - scheduled > kBehind) shared->behind.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      scheduled = start;
+    }
+    try {
+      const broker::Answer answer = s.transport == "socket"
+                                        ? broker::ask_socket(socket, request, options)
+                                        : broker::ask(spool, request, options);
+      if (answer.out != "pong" || answer.code != 0 || !answer.err.empty()) {
+        error = "wrong answer: out " + json_string(answer.out) + ", err " +
+                json_string(answer.err) + ", code " + std::to_string(answer.code);
+      }
+    } catch (const broker::Refused &e) {
+      error = std::string("refused: ") + e.what();
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+    const auto end = Clock::now();
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - scheduled).count();
+    const int64_t service_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count();
+    if (error.empty()) {
+      buffer.push_back('L');
+      buffer.append(reinterpret_cast<const char *>(&ns), sizeof ns);
+      buffer.append(reinterpret_cast<const char *>(&service_ns), sizeof service_ns);
+    } else {
+      buffer.push_back('E');
+      buffer.append(reinterpret_cast<const char *>(&ns), sizeof ns);
+      const auto size = static_cast<uint32_t>(std::min<std::size_t>(error.size(), 4096));
+      buffer.append(reinterpret_cast<const char *>(&size), sizeof size);
+      buffer.append(error.data(), size);
+    }
+    if (++records >= kFlushRecords) {
+      write_all(out_fd, buffer.data(), buffer.size());
+      buffer.clear();
+      records = 0;
+    }
+  }
+  write_all(out_fd, buffer.data(), buffer.size());
+  _exit(0);
+}
+
+// What one client sent, parsed as it arrives.
+struct ClientStream {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string pending;
+  bool done = false;
+};
+
+struct Results {
+  std::vector<int64_t> latencies;  // answered requests, ns
+  std::vector<int64_t> service;    // the same requests from the call, ns
+  long lost = 0;
+  std::map<std::string, std::pair<long, std::string>> errors;  // kind -> count, first text
+};
+
+void parse_records(ClientStream &client, Results &results) {
+  std::size_t at = 0;
+  const std::string &p = client.pending;
+  while (at < p.size()) {
+    const char type = p[at];
+    if (type == 'L') {
+      if (p.size() - at < 1 + 2 * sizeof(int64_t)) break;
+      int64_t ns = 0, service_ns = 0;
+      std::memcpy(&ns, p.data() + at + 1, sizeof ns);
+      std::memcpy(&service_ns, p.data() + at + 1 + sizeof ns, sizeof service_ns);
+      results.latencies.push_back(ns);
+      results.service.push_back(service_ns);
+      at += 1 + sizeof ns + sizeof service_ns;
+    } else if (type == 'E') {
+      const std::size_t head = 1 + sizeof(int64_t) + sizeof(uint32_t);
+      if (p.size() - at < head) break;
+      uint32_t size = 0;
+      std::memcpy(&size, p.data() + at + 1 + sizeof(int64_t), sizeof size);
+      if (p.size() - at < head + size) break;
+      const std::string text = p.substr(at + head, size);
+      ++results.lost;
+      auto &entry = results.errors[error_kind(text)];
+      if (entry.first++ == 0) {
+        entry.second = text;
+        std::cerr << "broker_bench: lost request: " << text << "\n";
+      }
+      at += head + size;
+    } else {
+      die("a client sent a malformed record");
+    }
+  }
+  client.pending.erase(0, at);
+}
+
+// ---- the idle processes and the broker -----------------------------------------------------
+
+std::vector<pid_t> start_idle(int count) {
+  std::vector<pid_t> pids;
+  pids.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const pid_t pid = ::fork();
+    if (pid < 0) die("fork of idle process " + std::to_string(i) + ": " + errno_text(errno));
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // Like a typical quiet process: stdio and nothing else open.
+      const int null = ::open("/dev/null", O_RDWR);
+      for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+      ::close_range(3, ~0U, 0);
+      for (;;) ::pause();
+    }
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+void kill_all(const std::vector<pid_t> &pids) {
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  for (pid_t pid : pids) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+double cpu_ms(const rusage &usage) {
+  auto ms = [](const timeval &t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+struct Broker {
+  pid_t pid = -1;
+  fs::path log;
+};
+
+Broker start_broker(const fs::path &exe, const fs::path &config, const fs::path &socket,
+                    const Scenario &s, const fs::path &log) {
+  std::vector<std::string> args{exe.string(), "serve", "--config", config.string()};
+  if (s.transport == "socket") args.insert(args.end(), {"--socket", socket.string()});
+  if (s.wake == "poll") args.push_back("--poll");
+  const pid_t pid = ::fork();
+  if (pid < 0) die("fork of the broker: " + errno_text(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || null < 0) _exit(126);
+    ::dup2(null, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return {pid, log};
+}
+
+std::string read_text(const fs::path &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One ping, untimed; empty when answered, the error otherwise.
+std::string ping_here(const Scenario &s, const fs::path &spool, const fs::path &socket,
+                      std::chrono::milliseconds timeout) {
+  sandbox_host::Request request;
+  request.op = "ping";
+  broker::AskOptions options;
+  options.timeout = timeout;
+  try {
+    const auto answer = s.transport == "socket" ? broker::ask_socket(socket, request, options)
+                                                : broker::ask(spool, request, options);
+    if (answer.out != "pong" || answer.code != 0) return "wrong answer " + json_string(answer.out);
+    return {};
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+// The same from a forked child, as every client asks.
+std::string ping_once(const Scenario &s, const fs::path &spool, const fs::path &socket,
+                      std::chrono::milliseconds timeout) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) die("pipe: " + errno_text(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) die("fork: " + errno_text(errno));
+  if (pid == 0) {
+    ::close(out[0]);
+    const std::string error = ping_here(s, spool, socket, timeout);
+    write_all(out[1], error.data(), error.size());
+    _exit(error.empty() ? 0 : 1);
+  }
+  ::close(out[1]);
+  std::string error;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    error.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    error = "the pinging process ended with status " + std::to_string(status);
+  }
+  return error;
+}
+
+// The first and last lines of a log, for a message.
+std::string excerpt(const std::string &text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (lines.size() <= 8) return text;
+  std::string out;
+  for (std::size_t i = 0; i < 4; ++i) out += lines[i] + "\n";
+  out += "[" + std::to_string(lines.size() - 8) + " lines]\n";
+  for (std::size_t i = lines.size() - 4; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
+double percentile(const std::vector<int64_t> &sorted, double q) {
+  if (sorted.empty()) return NAN;
+  const double k = (static_cast<double>(sorted.size()) - 1) * q;
+  const auto lo = static_cast<std::size_t>(k);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return static_cast<double>(sorted[lo]) +
+         (static_cast<double>(sorted[hi]) - static_cast<double>(sorted[lo])) *
+             (k - static_cast<double>(lo));
+}
+
+std::string number(double v, int decimals = 1) {
+  if (std::isnan(v)) return "null";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
+  return buffer;
+}
+
+void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::path &work,
+                  int cap_s, int warmup) {
+  const fs::path dir = work / std::to_string(index);
+  fs::create_directories(dir);
+  ::chmod(dir.c_str(), 0700);
+  const fs::path state = dir / "state";
+  const fs::path spool = state / "spool";
+  const fs::path socket = dir / "broker.sock";
+  const fs::path config = dir / "config.toml";
+  const fs::path modules =
+      (exe.parent_path() / ".." / "lib" / "sandbox-host" / "modules").lexically_normal();
+  {
+    std::ofstream out(config);
+    out << "module_dirs = [" << json_string(modules.string()) << "]\n\n"
+        << "[ops]\nenabled = [\"ping\"]\n\n"
+        << "[broker]\nstate_dir = " << json_string(state.string()) << "\n"
+        << "identity = \"" << s.identity << "\"\n"
+        << "tick_ms = " << s.tick_ms << "\n";
+    if (!out) die("cannot write " + config.string());
+  }
+  std::cerr << "broker_bench: scenario " << index << ": transport=" << s.transport
+            << " identity=" << s.identity << " wake=" << s.wake << " tick=" << s.tick_ms
+            << " clients=" << s.clients << " idle=" << s.idle << " requests=" << s.requests
+            << (s.rate > 0 ? " rate=" + std::to_string(s.rate) : std::string()) << "\n";
+
+  const auto idle_start = Clock::now();
+  const std::vector<pid_t> idle = start_idle(s.idle);
+  const double idle_start_s = std::chrono::duration<double>(Clock::now() - idle_start).count();
+  const auto procs = [] {
+    long n = 0;
+    for (const auto &entry : fs::directory_iterator("/proc")) {
+      const auto name = entry.path().filename().string();
+      if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) ++n;
+    }
+    return n;
+  };
+  const Broker server = start_broker(exe, config, socket, s, dir / "broker.log");
+
+  // Ready once a ping is answered (the spool's lock and, for the socket, the file exist).
+  const auto ready_deadline = Clock::now() + std::chrono::seconds(20);
+  std::string last_error;
+  for (;;) {
+    last_error = (s.transport == "socket" && !fs::exists(socket)) ||
+                         (s.transport == "spool" && !fs::exists(spool / ".broker"))
+                     ? "not up yet"
+                     : ping_once(s, spool, socket, std::chrono::milliseconds(2000));
+    if (last_error.empty()) break;
+    int status = 0;
+    if (::waitpid(server.pid, &status, WNOHANG) == server.pid) {
+      die("the broker exited before it answered (status " + std::to_string(status) +
+          "): " + excerpt(read_text(server.log)));
+    }
+    if (Clock::now() >= ready_deadline) {
+      ::kill(server.pid, SIGKILL);
+      die("the broker did not answer ping within 20 s: " + last_error + "\n" +
+          excerpt(read_text(server.log)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  long warmup_lost = 0;
+  for (int i = 0; i < warmup; ++i) {
+    if (!ping_once(s, spool, socket, std::chrono::milliseconds(10000)).empty()) ++warmup_lost;
+  }
+  const long processes = procs();
+
+  // The clients.
+  void *memory =
+      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) die("mmap: " + errno_text(errno));
+  auto *shared = new (memory) Shared();
+  int go[2];
+  if (::pipe2(go, O_CLOEXEC) != 0) die("pipe: " + errno_text(errno));
+  const auto cap = Clock::now() + std::chrono::seconds(cap_s);
+  std::vector<ClientStream> clients(static_cast<std::size_t>(s.clients));
+  for (std::size_t index = 0; index < clients.size(); ++index) {
+    ClientStream &client = clients[index];
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) die("pipe: " + errno_text(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) die("fork of a client: " + errno_text(errno));
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::close(go[1]);
+      ::close(out[0]);
+      // Other clients' pipes: not this one's business.
+      for (const auto &other : clients) {
+        if (other.fd >= 0) ::close(other.fd);
+      }
+      client_main(s, static_cast<int>(index), spool, socket, shared, go[0], out[1], cap);
+    }
+    ::close(out[1]);
+    client.pid = pid;
+    client.fd = out[0];
+  }
+  ::close(go[0]);
+  const auto released = Clock::now();
+  // Paced, the clock starts at the schedule's origin.
+  const auto start = s.rate > 0 ? released + kPacedLead : released;
+  shared->origin_ns.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
+      std::memory_order_release);
+  ::close(go[1]);  // go
+
+  Results results;
+  results.latencies.reserve(static_cast<std::size_t>(s.requests));
+  const auto hard_deadline = cap + std::chrono::seconds(30);
+  bool killed = false;
+  Clock::time_point last_done = start;
+  std::vector<char> buffer(1 << 16);
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<ClientStream *> owners;
+    for (auto &client : clients) {
+      if (client.done) continue;
+      fds.push_back({client.fd, POLLIN, 0});
+      owners.push_back(&client);
+    }
+    if (fds.empty()) break;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(hard_deadline - Clock::now());
+    if (left.count() <= 0) {
+      // Clients stuck in a request past the cap: the requests they hold are not counted.
+      for (auto *client : owners) ::kill(client->pid, SIGKILL);
+      killed = true;
+      for (auto *client : owners) {
+        ::close(client->fd);
+        client->done = true;
+      }
+      break;
+    }
+    const int n =
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) die("poll: " + errno_text(errno));
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      ClientStream &client = *owners[i];
+      const ssize_t got = ::read(client.fd, buffer.data(), buffer.size());
+      if (got > 0) {
+        client.pending.append(buffer.data(), static_cast<std::size_t>(got));
+        parse_records(client, results);
+      } else if (got == 0 || (got < 0 && errno != EINTR)) {
+        ::close(client.fd);
+        client.done = true;
+        last_done = Clock::now();
+      }
+    }
+  }
+  const double wall_s = std::chrono::duration<double>(last_done - start).count();
+  rusage client_usage{};
+  double clients_cpu = 0;
+  for (auto &client : clients) {
+    int status = 0;
+    if (::wait4(client.pid, &status, 0, &client_usage) == client.pid)
+      clients_cpu += cpu_ms(client_usage);
+  }
+  const bool capped = Clock::now() >= cap || killed;
+  const long taken = std::min(shared->next.load(), s.requests);
+  const long behind = shared->behind.load();
+  ::munmap(memory, sizeof(Shared));
+
+  // The broker's own counts, from the line it prints when it stops.
+  ::kill(server.pid, SIGTERM);
+  rusage broker_usage{};
+  int broker_status = 0;
+  const auto stop_deadline = Clock::now() + std::chrono::seconds(10);
+  pid_t reaped = 0;
+  while ((reaped = ::wait4(server.pid, &broker_status, WNOHANG, &broker_usage)) == 0 &&
+         Clock::now() < stop_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (reaped == 0) {
+    ::kill(server.pid, SIGKILL);
+    ::wait4(server.pid, &broker_status, 0, &broker_usage);
+  }
+  kill_all(idle);
+  const std::string log = read_text(server.log);
+  long broker_answered = -1, broker_refused = -1;
+  if (const auto at = log.rfind("answered "); at != std::string::npos) {
+    std::sscanf(log.c_str() + at, "answered %ld, refused %ld", &broker_answered, &broker_refused);
+  }
+  std::string log_tail;  // refusals the broker recorded (its audit goes to the log)
+  {
+    std::stringstream lines(log);
+    std::string line;
+    long refusal_lines = 0;
+    while (std::getline(lines, line)) {
+      if (line.find("refused:") != std::string::npos && refusal_lines++ < 3)
+        log_tail += line + "\n";
+    }
+  }
+
+  std::vector<int64_t> sorted = results.latencies;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> service = results.service;
+  std::sort(service.begin(), service.end());
+  const long answered = static_cast<long>(sorted.size());
+  const long attempted = answered + results.lost;
+  double sum = 0;
+  for (auto v : sorted) sum += static_cast<double>(v);
+  std::ostringstream json;
+  json << "{\"transport\":" << json_string(s.transport)
+       << ",\"identity\":" << json_string(s.transport == "socket" ? "peercred" : s.identity)
+       << ",\"wake\":" << json_string(s.transport == "socket" ? "socket" : s.wake)
+       << ",\"tick_ms\":" << s.tick_ms << ",\"clients\":" << s.clients << ",\"idle\":" << s.idle
+       << ",\"requests\":" << s.requests << ",\"rate\":" << s.rate
+       << ",\"offered_per_s\":" << static_cast<long>(s.rate) * s.clients
+       << ",\"behind\":" << (s.rate > 0 ? behind : 0) << ",\"taken\":" << taken
+       << ",\"attempted\":" << attempted << ",\"answered\":" << answered
+       << ",\"lost\":" << results.lost << ",\"not_run\":" << (s.requests - attempted)
+       << ",\"capped\":" << (capped ? "true" : "false")
+       << ",\"clients_killed\":" << (killed ? "true" : "false") << ",\"cap_s\":" << cap_s
+       << ",\"warmup\":" << warmup << ",\"warmup_lost\":" << warmup_lost
+       << ",\"p50_us\":" << number(percentile(sorted, 0.50) / 1e3)
+       << ",\"p90_us\":" << number(percentile(sorted, 0.90) / 1e3)
+       << ",\"p99_us\":" << number(percentile(sorted, 0.99) / 1e3)
+       << ",\"p999_us\":" << number(percentile(sorted, 0.999) / 1e3)
+       << ",\"min_us\":" << number(sorted.empty() ? NAN : sorted.front() / 1e3)
+       << ",\"max_us\":" << number(sorted.empty() ? NAN : sorted.back() / 1e3)
+       << ",\"mean_us\":" << number(sorted.empty() ? NAN : sum / sorted.size() / 1e3)
+       << ",\"service_p50_us\":" << number(percentile(service, 0.50) / 1e3)
+       << ",\"service_p99_us\":" << number(percentile(service, 0.99) / 1e3)
+       << ",\"service_max_us\":" << number(service.empty() ? NAN : service.back() / 1e3)
+       << ",\"wall_s\":" << number(wall_s, 3)
+       << ",\"requests_per_s\":" << number(wall_s > 0 ? answered / wall_s : NAN)
+       << ",\"broker_cpu_ms\":" << number(cpu_ms(broker_usage))
+       << ",\"clients_cpu_ms\":" << number(clients_cpu)
+       << ",\"broker_answered\":" << broker_answered << ",\"broker_refused\":" << broker_refused
+       << ",\"processes\":" << processes << ",\"idle_start_s\":" << number(idle_start_s, 3)
+       << ",\"errors\":[";
+  bool first = true;
+  for (const auto &[kind, entry] : results.errors) {
+    json << (first ? "" : ",") << "{\"kind\":" << json_string(kind) << ",\"count\":" << entry.first
+         << ",\"first\":" << json_string(entry.second) << "}";
+    first = false;
+  }
+  json << "],\"broker_refusals\":" << json_string(log_tail) << "}";
+  std::cout << json.str() << std::endl;
+  std::cerr << "broker_bench:   answered " << answered << "/" << s.requests << ", lost "
+            << results.lost << ", p50 " << number(percentile(sorted, 0.5) / 1e3) << " us, p99 "
+            << number(percentile(sorted, 0.99) / 1e3) << " us, " << number(wall_s, 2) << " s"
+            << (capped ? " (capped)" : "") << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  fs::path exe, work;
+  int cap_s = 120, warmup = 20;
+  std::vector<Scenario> scenarios;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) die(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--sandbox-host") {
+      exe = value();
+    } else if (arg == "--work") {
+      work = value();
+    } else if (arg == "--cap-s") {
+      cap_s = std::atoi(value().c_str());
+    } else if (arg == "--warmup") {
+      warmup = std::atoi(value().c_str());
+    } else if (arg == "--scenario") {
+      scenarios.push_back(parse_scenario(value()));
+    } else {
+      die("unknown argument " + arg +
+          "; usage: broker_bench --sandbox-host EXE --work DIR [--cap-s S] [--warmup N] "
+          "--scenario k=v,... [--scenario ...]");
+    }
+  }
+  if (exe.empty() || work.empty() || scenarios.empty()) {
+    die("--sandbox-host, --work and at least one --scenario are required");
+  }
+  if (cap_s < 1 || warmup < 0) die("--cap-s must be at least 1, --warmup not negative");
+  // A client that leaves mid-reply must not end this process.
+  ::signal(SIGPIPE, SIG_IGN);
+  fs::create_directories(work);
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    run_scenario(scenarios[i], static_cast<int>(i), fs::absolute(exe), fs::absolute(work), cap_s,
+                 warmup);
+  }
+  return 0;
+}
