@@ -458,12 +458,14 @@ def paced_findings(row, args):
         sock = row("socket", "lock", "inotify", 1, 0)
         text = ("- Where the offered load is below the design's back-to-back throughput ("
                 + "; ".join(f"{design_label(*d)}, idle {r['idle']:,}" for d, r, _ in keeps)
-                + "), the broker keeps up: it answers what is asked, when it is asked, "
-                + ("few requests start" if late <= 0.05 else "yet a good part of the requests "
-                   "start") + f" more than 1 ms late (at most {late:.1%} in one row), and the "
-                "latency from the schedule is " + ("close to" if close else "above")
-                + " the service time. What queueing there is comes from random arrivals bunching up (64 "
-                "clients, random phases, 2 CPUs), not from a standing queue, so these rows, "
+                + "), the broker keeps up: it answers what is asked, when it is asked; "
+                + (f"few requests start more than 1 ms late (at most {late:.1%} in one row)"
+                   if late <= 0.01 else
+                   f"up to {late:.1%} of a row's requests start more than 1 ms late")
+                + ", and the latency from the schedule is " + ("close to" if close else "above")
+                + " the service time. What queueing there is comes from random arrivals "
+                f"bunching up ({PACED_CLIENTS} clients, random phases, {os.cpu_count() or 1} "
+                "CPUs), not from a standing queue, so these rows, "
                 "unlike the back-to-back ones, show the round trip a sandbox waits for under a "
                 "gateway's load, and the target applies to them as it is meant to.")
         if one and sock:
@@ -478,8 +480,9 @@ def paced_findings(row, args):
                     f"against {ms(sock['p50_us'])} ms): back to back, one client and the "
                     "broker keep a CPU each busy and hot; at a pace, both sleep between "
                     "requests, so a request pays for waking them and for cold caches (likely "
-                    "more so on this virtual machine, whose idle vCPUs halt), and requests of different clients sometimes overlap "
-                    f"on the {os.cpu_count() or 1} CPUs. Each request costs more CPU that way "
+                    "more so on this virtual machine, whose idle vCPUs halt), and requests of "
+                    f"different clients sometimes overlap on the {os.cpu_count() or 1} CPUs. "
+                    "Each request costs more CPU that way "
                     f"too: broker and client together {cpu_per_request(lock_p[0]):,.0f} µs for "
                     f"spool `lock` at idle {lock_p[0]['idle']:,}, against "
                     f"{cpu_per_request(one):,.0f} µs back to back at one client, so the paced "
