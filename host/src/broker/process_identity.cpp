@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <system_error>
@@ -57,14 +56,27 @@ bool holds_at(int piddir, dev_t dev, ino_t ino) {
   return false;
 }
 
+// The whole of a small file; /proc files report no size, so it is read to the end.
+std::optional<std::string> read_small_file(const char *path) {
+  const UniqueFd file(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!file) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(file.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
 std::string read_file(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = read_small_file(path.c_str());
+  if (!text) {
     throw std::system_error(errno, std::generic_category(), "cannot read " + path.string());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return std::move(*text);
 }
 
 }  // namespace
@@ -108,11 +120,18 @@ std::vector<pid_t> descendants(const fs::path &proc_dir, pid_t pid) {
     if (!dir) continue;
     while (const dirent *task = ::readdir(dir.get())) {
       if (!pid_of(task->d_name)) continue;
-      std::ifstream children(tasks / task->d_name / "children");
-      pid_t child = 0;
-      while (children >> child) {
-        found.push_back(child);
-        pending.push_back(child);
+      const auto children = read_small_file((tasks / task->d_name / "children").c_str());
+      if (!children) continue;
+      const char *at = children->data();
+      const char *end = at + children->size();
+      while (at < end) {
+        pid_t child = 0;
+        const auto [next, ec] = std::from_chars(at, end, child);
+        if (ec == std::errc() && child > 0) {
+          found.push_back(child);
+          pending.push_back(child);
+        }
+        at = next < end ? next + 1 : end;  // past the space after each pid
       }
     }
   }
@@ -120,16 +139,14 @@ std::vector<pid_t> descendants(const fs::path &proc_dir, pid_t pid) {
 }
 
 std::optional<uid_t> process_uid(const fs::path &proc_dir, pid_t pid) {
-  std::ifstream status(proc_dir / std::to_string(pid) / "status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Uid:", 0) != 0) continue;
-    std::istringstream fields(line.substr(4));
-    uid_t real = 0, effective = 0;
-    if (!(fields >> real >> effective) || real != effective) return std::nullopt;
-    return real;
-  }
-  return std::nullopt;
+  const auto status = read_small_file((proc_dir / std::to_string(pid) / "status").c_str());
+  if (!status) return std::nullopt;
+  const auto line = status->find("\nUid:");
+  if (line == std::string::npos) return std::nullopt;
+  std::istringstream fields(status->substr(line + 5, status->find('\n', line + 1) - line - 5));
+  uid_t real = 0, effective = 0;
+  if (!(fields >> real >> effective) || real != effective) return std::nullopt;
+  return real;
 }
 
 Origin origin(const fs::path &proc_dir, pid_t pid, const std::vector<std::string> &keys) {

@@ -154,11 +154,13 @@ Asker identify(const ClaimedRequest &request, const Serving &serving) {
     throw RequestError("the asking process " + std::to_string(pid) +
                        " does not run as the broker's uid " + std::to_string(serving.uid));
   }
-  if (!holds(proc, pid, dev, ino)) {
-    throw RequestError("process " + std::to_string(pid) +
-                       " locked the request but does not hold it open");
+  if (serving.identity == BrokerIdentity::scan && !holds(proc, pid, dev, ino)) {
+    // The pid found in the scan may have been reused before the pidfd pinned it.
+    throw RequestError("process " + std::to_string(pid) + " no longer holds the request open");
   }
   if (serving.identity == BrokerIdentity::lock) {
+    // The lock's owner holds the file without a look at its descriptors: closing any
+    // descriptor of a file drops the process's POSIX locks on it.
     // Descriptors cross a fork: a second holder below the asker is a second asker.
     std::vector<pid_t> others;
     // The broker holds the request itself once it took it, and may be the asker's child.
