@@ -7,7 +7,9 @@ packages=(
   cmake make g++ pkg-config ca-certificates
   libboost1.81-dev          # Boost.DLL and Boost.Process v2, header-only here
   libpoco-dev               # Poco Foundation, JSON (later: Net, NetSSL, Crypto)
-  libssl-dev
+  libssl-dev                # OpenSSL 3: the egress proxy's CA and TLS
+  libidn2-dev               # the allow list's IDN host names, as punycode
+  curl git                  # real clients of the egress proxy in tests
   libcap-ng-dev
   libseccomp-dev
   libtomlplusplus-dev
@@ -18,6 +20,10 @@ packages=(
   procps
   python3                   # bench/report.py turns benchmark JSON into docs/benchmarks.md
   hyperfine bubblewrap      # peers measured beside sandbox-host in bench/
+  nginx tinyproxy-bin       # bench/egress_report.py: the upstream and the peer proxy (nginx-light is
+                            # a bigger metapackage in bookworm; tinyproxy-bin is the binary alone)
+  clang-14                  # the bounded fuzz run in test.sh (fuzz/): libFuzzer is clang's
+  libclang-rt-14-dev        # libFuzzer's and the sanitizers' runtime; clang-14 only recommends it
 )
 
 missing=()
@@ -33,4 +39,10 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # nginx is a benchmark peer that bench/egress_report.py starts with its own config, not a
+  # service: the package starts one on port 80 of every address, which the egress tests'
+  # stand-in upstream needs on its loopback address. Only the one this install started goes.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && pgrep -x nginx >/dev/null 2>&1; then
+    nginx -s quit 2>/dev/null || pkill -x nginx || true
+  fi
 fi

@@ -15,6 +15,8 @@ std::string coverage_warning(int abi) {
       "connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus, a "
       "container runtime) is not restricted",
       "no uts namespace: the host's name is visible",
+      "no network namespace: a plugin with network proxied is refused, never run with the "
+      "host's network",
   };
   if (abi < 3) {
     gaps.push_back(

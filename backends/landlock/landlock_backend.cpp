@@ -4,7 +4,9 @@
 // seccomp filter (one that also refuses System V IPC and POSIX message queues, and for
 // network "none" every socket family but AF_UNIX)
 // and execs the plugin, so the plugin is the host's own child. What it leaves uncovered is
-// its probe's warning (coverage_warning.cpp).
+// its probe's warning (coverage_warning.cpp). Network "proxied" needs a network namespace
+// of its own, so this backend refuses it, both when the host builds the command and in
+// stage 1, rather than run the plugin with the host's network.
 #include "coverage_warning.hpp"
 #include "landlock_abi.hpp"
 #include "landlock_policy.hpp"
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,12 @@ ProbeReport unavailable() {
   return report;
 }
 
+// Why a proxied plugin is refused here; the host's message names the backend.
+constexpr const char *kNoProxied =
+    "network \"proxied\" needs an empty network namespace whose only way out is the egress "
+    "proxy, and Landlock confines a plugin without namespaces; it is refused rather than run "
+    "with the host's network (the namespaces backend runs it)";
+
 [[noreturn]] void exec_plugin(const Spec &spec) {
   if (::chdir(spec.tmp_dir.c_str()) != 0) throw_errno("exec", "chdir " + spec.tmp_dir);
   std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
@@ -57,6 +66,7 @@ ProbeReport unavailable() {
 // before its launch; take_launch gives the Spec.
 template <class TakeLaunch>
 [[noreturn]] void contain(Network network, TakeLaunch take_launch) {
+  if (network == Network::proxied) throw backends::SetupError("network", kNoProxied);
   const int abi = kernel_abi();
   if (abi < 1) throw backends::SetupError("landlock", unavailable().reason);
   const AbiRights rights = rights_for(abi);
@@ -87,7 +97,10 @@ class LandlockBackend final : public Backend {
     return report;
   }
 
-  void build_command(const Spec &, CommandBuilder &command) override { command.reexec_stage1(); }
+  void build_command(const Spec &spec, CommandBuilder &command) override {
+    if (spec.network == Network::proxied) throw std::invalid_argument(kNoProxied);
+    command.reexec_stage1();
+  }
 
   void stage1(const Spec &spec) override {
     contain(spec.network, [&spec] { return spec; });

@@ -160,6 +160,15 @@ std::vector<MountEntry> plan_spec_mounts(const Spec &spec) {
   plan.push_back({MountEntry::Kind::bind_read_write, spec.socket_dir, spec.socket_dir});
   plan.push_back({MountEntry::Kind::bind_read_write, spec.tmp_dir, spec.tmp_dir});
   plan.push_back({MountEntry::Kind::bind_read_only, spec.binary_path, spec.binary_path});
+  if (spec.network == Network::proxied) {
+    // The init connects to the proxy's socket by its path in here. The egress directory's
+    // CA bundle is for the plugin's clients, where the proxy has written one.
+    plan.push_back({MountEntry::Kind::bind_read_only, spec.proxy_socket, spec.proxy_socket});
+    if (!spec.egress_dir.empty()) {
+      plan.push_back(
+          {MountEntry::Kind::bind_read_only_if_present, spec.egress_dir, spec.egress_dir});
+    }
+  }
   return plan;
 }
 
@@ -211,12 +220,19 @@ void add_mounts(const std::vector<MountEntry> &entries) {
     }
     const std::string source = old_root + entry.source;
     struct stat st {};
-    if (::stat(source.c_str(), &st) != 0) throw_errno(kStep, "stat " + entry.source);
+    if (::stat(source.c_str(), &st) != 0) {
+      if (entry.kind == MountEntry::Kind::bind_read_only_if_present && errno == ENOENT) continue;
+      throw_errno(kStep, "stat " + entry.source);
+    }
     make_mount_point(target, S_ISDIR(st.st_mode));
     uint64_t attributes = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    if (entry.kind == MountEntry::Kind::bind_read_only) attributes |= MOUNT_ATTR_RDONLY;
+    if (entry.kind != MountEntry::Kind::bind_read_write) attributes |= MOUNT_ATTR_RDONLY;
     bind(source, target, attributes);
   }
+}
+
+std::string host_view(const std::string &path) {
+  return std::string(kOldRoot) + path;
 }
 
 void finish_mount_tree() {

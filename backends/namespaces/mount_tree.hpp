@@ -13,9 +13,10 @@ namespace sandbox_host::namespaces {
 // One entry of the tree, as planned on the host's view of the file system.
 struct MountEntry {
   enum class Kind {
-    bind_read_only,   // source, recursive, read-only, nosuid, nodev
-    bind_read_write,  // source, recursive, nosuid, nodev
-    symlink,          // a symlink at target pointing to source (as the host has it)
+    bind_read_only,             // source, recursive, read-only, nosuid, nodev
+    bind_read_write,            // source, recursive, nosuid, nodev
+    bind_read_only_if_present,  // as bind_read_only; left out where source does not exist
+    symlink,                    // a symlink at target pointing to source (as the host has it)
   };
   Kind kind;
   std::string source;  // host path (resolved), or the symlink's text
@@ -42,5 +43,8 @@ void begin_mount_tree(const std::vector<MountEntry> &system, HostMounts host_mou
 void add_mounts(const std::vector<MountEntry> &entries);
 // Makes the tree private, detaches the host root, pivots into the tree, makes / read-only.
 void finish_mount_tree();
+
+// Where the host's path is reachable between begin_mount_tree() and finish_mount_tree().
+std::string host_view(const std::string &path);
 
 }  // namespace sandbox_host::namespaces

@@ -1,16 +1,20 @@
 // The namespaces backend (seed 004's ModeNamespaces): user, mount, pid, ipc, uts and cgroup
-// namespaces (and net for network "none"), a deny-by-default mount tree, no capabilities,
-// no_new_privs and the default seccomp filter.
+// namespaces (and net for networks "none" and "proxied"), a deny-by-default mount tree, no
+// capabilities, no_new_privs and the default seccomp filter.
 //
 // Stage 1 runs in the re-executed host binary (S) and makes three processes:
 //   S    enters the new namespaces, forks I, and waits for it outside the sandbox;
 //   I    pid 1 of the new pid namespace: builds the mount tree, hardens itself, forks P,
 //        reaps and passes signals on, exits with P's status; in a prepared sandbox it
 //        builds the Spec-independent part of the tree first, then waits for its launch;
+//        for network "proxied" it also relays 127.0.0.1:<port> to the egress proxy, on a
+//        thread of its own (proxy_forwarder.cpp);
 //   P    the plugin: own session, cwd TmpDir, exec.
 // A failure in any of them is one "clawpatrol-sandbox: <step>: <reason>" line and exit 87.
 #include "loopback.hpp"
 #include "mount_tree.hpp"
+#include "proxied_network.hpp"
+#include "proxy_forwarder.hpp"
 #include "supervisor.hpp"
 #include "user_namespace.hpp"
 #include "userns_probe.hpp"
@@ -19,6 +23,7 @@
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/stage1_failure.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -33,6 +38,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char **environ;
@@ -99,6 +105,41 @@ struct PluginStart {
   fail_before_exec("exec", start.shown_path, errno);
 }
 
+// vfork: no copy of the init's page tables on the launch path. In a function of its own, so
+// that none of the init's variables lives in the frame the child borrows.
+pid_t start_plugin(const PluginStart &start) {
+  const pid_t plugin = ::vfork();
+  if (plugin < 0) exit_stage1_failure(std::string("init: vfork: ") + std::strerror(errno));
+  if (plugin == 0) exec_plugin(start);
+  return plugin;
+}
+
+// The relay to the egress proxy runs beside the init's own work (reaping, passing signals
+// on), never in its way, on a thread that ends with the init. The plugin runs already, so
+// nothing set here is the plugin's.
+void start_relay(UniqueFd listener, std::string socket_path) noexcept {
+  auto report = [](const std::string &what) {
+    const std::string line = std::string(kStage1ErrorPrefix) + what +
+                             "; the plugin's way to the egress proxy is closed\n";
+    ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+    (void)ignored;
+  };
+  // A client or proxy that went away fails its connection, never the init.
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    std::thread([listener = std::move(listener), socket_path = std::move(socket_path),
+                 report]() mutable {
+      try {
+        relay_forever(std::move(listener), socket_path);
+      } catch (const std::exception &e) {
+        report(e.what());
+      }
+    }).detach();
+  } catch (const std::exception &e) {
+    report(std::string("proxy: start the relay: ") + e.what());
+  }
+}
+
 // pid 1 of the sandbox. parent_pidfd refers to S, which must still be there once this
 // process has asked to die with it. take_launch gives the Spec: the one S was started with,
 // or, for a prepared sandbox, the one the host hands over once the rest is set up.
@@ -107,6 +148,8 @@ template <class TakeLaunch>
                            HostMounts host_mounts, int parent_pidfd, int status_fd,
                            TakeLaunch take_launch) {
   std::optional<PluginStart> start;
+  UniqueFd relay_listener;  // network proxied: 127.0.0.1:<port>, relayed to relay_socket
+  std::string relay_socket;
   try {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) throw_errno("parent", "PR_SET_PDEATHSIG");
     pollfd parent{parent_pidfd, POLLIN, 0};
@@ -114,11 +157,17 @@ template <class TakeLaunch>
     ::close(parent_pidfd);
 
     begin_mount_tree(system, host_mounts);
-    if (network == Network::none) bring_up_loopback();
+    if (network != Network::outbound) bring_up_loopback();
     if (::sethostname("sandbox", 7) != 0) throw_errno("uts", "sethostname");
     // Needs no Spec, and dropping the bounding set is one call per capability.
     backends::drop_bounding_set();
     const Spec spec = take_launch();
+    if (spec.network == Network::proxied) {
+      require_proxy_socket(spec);
+      // Before the capabilities go: a port below 1024 needs one, of this network namespace.
+      relay_listener = listen_on_loopback(spec.proxy_port);
+      relay_socket = spec.proxy_socket;
+    }
     add_mounts(plan_spec_mounts(spec));
     finish_mount_tree();
     start.emplace(spec);
@@ -126,17 +175,18 @@ template <class TakeLaunch>
     // Its memory still holds the control variables it was started with (unsetenv does not
     // wipe them): the plugin, same uid, may read neither /proc/1/environ nor /proc/1/mem.
     if (::prctl(PR_SET_DUMPABLE, 0) != 0) throw_errno("init", "PR_SET_DUMPABLE");
-    backends::close_descriptors_except(status_fd);
+    std::vector<int> kept{status_fd};
+    if (relay_listener) kept.push_back(relay_listener.get());
+    backends::close_descriptors_except(kept);
     backends::drop_all_capabilities();
     backends::set_no_new_privs();
     backends::install_seccomp_filter();
   } catch (const std::exception &e) {
     exit_stage1_failure(e.what());
   }
-  // vfork: no copy of the init's page tables on the launch path.
-  pid_t plugin = ::vfork();
-  if (plugin < 0) exit_stage1_failure(std::string("init: vfork: ") + std::strerror(errno));
-  if (plugin == 0) exec_plugin(*start);
+  const pid_t plugin = start_plugin(*start);
+  // Connections the plugin makes before this wait in the listener's queue.
+  if (relay_listener) start_relay(std::move(relay_listener), std::move(relay_socket));
   report_and_wait_for_the_end(status_fd, supervise(plugin));
 }
 
@@ -146,7 +196,7 @@ template <class TakeLaunch>
   // Planned before any namespace exists: paths resolve as the host sees them.
   const std::vector<MountEntry> system = plan_system_mounts();
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
-  if (network == Network::none) flags |= CLONE_NEWNET;
+  if (network != Network::outbound) flags |= CLONE_NEWNET;
   enter_user_namespace(flags, ::getuid(), ::getgid());
 
   int self = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
@@ -183,6 +233,9 @@ class NamespacesBackend final : public Backend {
             ": the sandbox builds its own /, /proc and /dev; grant the directories the "
             "plugin needs instead");
       }
+    }
+    if (spec.network == Network::proxied) {
+      for (const auto &[name, value] : proxy_environment(spec)) command.env(name, value);
     }
     command.reexec_stage1();
   }

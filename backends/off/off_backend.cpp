@@ -1,7 +1,11 @@
 // The `off` backend: the plugin runs unconfined, by the operator's explicit choice. The
 // host still gives it BaseEnv alone, no descriptor but 0-2, its own session and death with
-// its parent; those come from the spawn path every backend shares.
+// its parent; those come from the spawn path every backend shares. Network "proxied"
+// promises that the egress proxy is the only way out, which nothing here could keep: such
+// a plugin is refused.
 #include <sandbox_host/module.hpp>
+
+#include <stdexcept>
 
 namespace {
 
@@ -18,6 +22,12 @@ class OffBackend final : public sandbox_host::Backend {
 
   void build_command(const sandbox_host::Spec &spec,
                      sandbox_host::CommandBuilder &command) override {
+    if (spec.network == sandbox_host::Network::proxied) {
+      throw std::invalid_argument(
+          "network \"proxied\" needs an empty network namespace whose only way out is the "
+          "egress proxy, and the off backend confines nothing; it is refused rather than run "
+          "with the host's network (the namespaces backend runs it)");
+    }
     command.program(spec.binary_path);
     for (const auto &arg : spec.args) command.arg(arg);
   }

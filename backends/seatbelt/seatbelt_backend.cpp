@@ -1,10 +1,15 @@
 // The `seatbelt` backend (seed 004's ModeSeatbelt): the plugin runs under Apple's
 // sandbox-exec with a deny-by-default profile made from its Spec (seatbelt_profile.cpp).
 // Nothing is re-executed: sandbox-exec applies the profile and execs the plugin itself.
+// Network "proxied" is refused: macOS has no network namespace to leave empty, and a
+// profile that lets the plugin reach the proxy's loopback port alone was never run on
+// macOS, so it would be a promise nobody has checked.
 #include "seatbelt_probe.hpp"
 #include "seatbelt_profile.hpp"
 
 #include <sandbox_host/module.hpp>
+
+#include <stdexcept>
 
 namespace {
 
@@ -16,6 +21,12 @@ class SeatbeltBackend final : public sandbox_host::Backend {
 
   void build_command(const sandbox_host::Spec &spec,
                      sandbox_host::CommandBuilder &command) override {
+    if (spec.network == sandbox_host::Network::proxied) {
+      throw std::invalid_argument(
+          "network \"proxied\" needs an empty network namespace whose only way out is the "
+          "egress proxy, and sandbox-exec has none; it is refused rather than run with the "
+          "host's network (the namespaces backend runs it, on Linux)");
+    }
     const auto profile = sandbox_host::seatbelt::make_profile(spec);
     command.program(sandbox_host::seatbelt::kSandboxExec);
     for (const auto &define : sandbox_host::seatbelt::define_arguments(profile.parameters)) {

@@ -20,6 +20,8 @@ const std::vector<std::string> kAlwaysUncovered{
     "/tmp, /dev/shm and /proc are not granted at all, but for the plugin's own /proc/<pid>",
     "connect(2) to the launching user's unix sockets by path",
     "the host's name is visible",
+    "no network namespace: a plugin with network proxied is refused, never run with the host's "
+    "network",
 };
 
 // A gap, and the first ABI that closes it.
@@ -67,22 +69,23 @@ TEST(LandlockCoverageWarning, NamesEachGapBelowTheAbiThatClosesIt) {
           << "ABI " << abi << (named ? " names " : " does not name ") << gap.text;
       if (abi < gap.closed_at) ++open_gaps;
     }
-    // Four items for the missing namespaces, one per gap left open, nothing else.
-    EXPECT_EQ(items_of(warning, abi).size(), 4 + open_gaps) << warning;
+    // Five items for the missing namespaces, one per gap left open, nothing else.
+    EXPECT_EQ(items_of(warning, abi).size(), 5 + open_gaps) << warning;
   }
 }
 
 TEST(LandlockCoverageWarning, AtAbi7OnlyTheMissingNamespacesRemain) {
   const std::vector<std::string> items = items_of(coverage_warning(7), 7);
-  ASSERT_EQ(items.size(), 4u);
+  ASSERT_EQ(items.size(), 5u);
   EXPECT_TRUE(items[0].starts_with("no pid namespace")) << items[0];
   EXPECT_TRUE(items[1].starts_with("no mount namespace")) << items[1];
   EXPECT_TRUE(items[2].starts_with("connect(2) to the launching user's unix sockets")) << items[2];
   EXPECT_TRUE(items[3].starts_with("no uts namespace")) << items[3];
+  EXPECT_TRUE(items[4].starts_with("no network namespace")) << items[4];
 }
 
 TEST(LandlockCoverageWarning, AtAbi1EveryGapIsOpen) {
-  EXPECT_EQ(items_of(coverage_warning(1), 1).size(), 4 + kAbiGaps.size());
+  EXPECT_EQ(items_of(coverage_warning(1), 1).size(), 5 + kAbiGaps.size());
 }
 
 // A kernel newer than the backend knows is used at ABI 7: its warning names the ABI found

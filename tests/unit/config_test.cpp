@@ -8,6 +8,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <tuple>
 
 namespace sandbox_host {
 namespace {
@@ -78,8 +81,8 @@ TEST(Config, DefaultsEnableEveryBackendAndNeverPrioritiseOff) {
 
 TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
   EXPECT_EQ(error_of("module_dirs = []\nbackend = {}\n"),
-            ":2: backend: unknown key; allowed: module_dirs, backends, ops, broker, audit, "
-            "plugins");
+            ":2: backend: unknown key; allowed: module_dirs, backends, ops, broker, egress, "
+            "audit, plugins");
   EXPECT_EQ(error_of("[backends]\nenabled = [\"off\"]\npriorty = []\n"),
             ":3: backends.priorty: unknown key; allowed: enabled, priority");
   EXPECT_EQ(error_of("[plugins.git]\nsandbox = \"auto\"\nnetwrok = \"none\"\n"),
@@ -97,8 +100,9 @@ TEST(Config, WrongTypesAreNamed) {
             ":2: audit.format: \"xml\" is not a format; allowed: \"text\", \"json\"");
   EXPECT_EQ(error_of("module_dirs = [\"modules\"]\n"),
             ":1: module_dirs: \"modules\" is not an absolute path");
-  EXPECT_EQ(error_of("[plugins.x]\nnetwork = \"proxied\"\n"),
-            ":2: plugins.x.network: \"proxied\" is not a network; allowed: \"none\", \"outbound\"");
+  EXPECT_EQ(error_of("[plugins.x]\nnetwork = \"lan\"\n"),
+            ":2: plugins.x.network: \"lan\" is not a network; allowed: \"none\", \"outbound\", "
+            "\"proxied\"");
 }
 
 TEST(Config, OffMustBeWrittenExactly) {
@@ -437,9 +441,320 @@ TEST(Config, RequesterEnvNamesVariables) {
             "allowed: A-Z, a-z, 0-9 and _, not starting with a digit");
   // Empty is allowed: the operation gets none of the requester's variables.
   TempFile file(head + "requester_env = []\n", "config.toml");
-  const OpSettings &secret = load_config(file.path()).op_settings.at("secret");
+  const Config config = load_config(file.path());
+  const OpSettings &secret = config.op_settings.at("secret");
   EXPECT_TRUE(secret.requester_env.empty());
   EXPECT_TRUE(secret.entries.empty());
+}
+
+// ---- [egress] ----------------------------------------------------------------------------
+
+using std::chrono::seconds;
+
+const std::string kEgressKeys =
+    "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
+    "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
+    "same_user, connect_timeout_s, head_timeout_s, idle_timeout_s, max_tunnels, "
+    "ca_validity_days, leaf_validity_hours";
+
+TEST(EgressConfig, AbsentUnlessTheFileHasTheTable) {
+  EXPECT_FALSE(default_config().egress.has_value());
+  TempFile file("[broker]\ntick_ms = 100\n", "config.toml");
+  EXPECT_FALSE(load_config(file.path()).egress.has_value());
+}
+
+TEST(EgressConfig, AnEmptyTableHasEveryDefault) {
+  // broker.state_dir written after [egress]: the socket's default follows it all the same.
+  TempFile file("[egress]\n[broker]\nstate_dir = \"/srv/sh\"\n", "config.toml");
+  const Config config = load_config(file.path());
+  ASSERT_TRUE(config.egress.has_value());
+  const EgressConfig &egress = *config.egress;
+  ASSERT_TRUE(egress.listen.has_value());
+  EXPECT_EQ(egress.listen->address, "127.0.0.1");
+  EXPECT_EQ(egress.listen->port, 3128);
+  EXPECT_EQ(egress.socket, "/srv/sh/egress.sock");
+  EXPECT_TRUE(egress.allow.empty());
+  EXPECT_TRUE(egress.allow_addresses.empty());
+  EXPECT_TRUE(egress.inject.empty());
+  EXPECT_TRUE(egress.resolve.empty());
+  EXPECT_TRUE(egress.token_command.empty());
+  EXPECT_EQ(egress.renew_every, seconds(300));
+  EXPECT_EQ(egress.renew_bound, seconds(30));
+  EXPECT_EQ(egress.renew_cold_bound, seconds(120));
+  EXPECT_EQ(egress.renew_backoff, (std::vector<seconds>{seconds(5), seconds(15), seconds(60)}));
+  EXPECT_TRUE(egress.upstream_ca_bundle.empty());
+  EXPECT_TRUE(egress.runtime_dir.empty());
+  EXPECT_TRUE(egress.same_user);
+  EXPECT_EQ(egress.connect_timeout, seconds(10));
+  EXPECT_EQ(egress.head_timeout, seconds(10));
+  EXPECT_EQ(egress.idle_timeout, seconds(300));
+  EXPECT_EQ(egress.max_tunnels, 20000u);
+  EXPECT_EQ(egress.ca_validity, std::chrono::days(30));
+  EXPECT_EQ(egress.leaf_validity, std::chrono::hours(24));
+
+  // Without broker.state_dir: under the default state directory.
+  TempFile plain("[egress]\n", "config.toml");
+  EXPECT_EQ(load_config(plain.path()).egress->socket, default_state_dir() / "egress.sock");
+}
+
+TEST(EgressConfig, EveryKeyLoads) {
+  TempFile file(R"(
+[egress]
+listen = "[::1]:0"
+socket = "/run/sh/egress.sock"
+allow = ["github.com", "*.githubusercontent.com", "example.test:8443"]
+allow_addresses = ["127.0.0.1", "10.0.0.0/8", "fd00::/8"]
+inject = ["github.com", "Objects.GitHubUserContent.com."]
+resolve = { "example.test" = ["127.0.0.1", "::1"], "git.test" = ["127.0.0.2"] }
+token_command = ["/usr/local/bin/devctl", "token", "--raw"]
+renew_every_s = 600
+renew_bound_s = 20
+renew_cold_bound_s = 90
+renew_backoff_s = [1, 2]
+upstream_ca_bundle = "/etc/test/ca.pem"
+runtime_dir = "/run/user/1000"
+same_user = false
+connect_timeout_s = 5
+head_timeout_s = 7
+idle_timeout_s = 60
+max_tunnels = 10
+ca_validity_days = 2
+leaf_validity_hours = 48
+)",
+                "config.toml");
+  const EgressConfig egress = *load_config(file.path()).egress;
+  ASSERT_TRUE(egress.listen.has_value());
+  EXPECT_EQ(egress.listen->address, "::1");
+  EXPECT_EQ(egress.listen->port, 0);
+  EXPECT_EQ(egress.socket, "/run/sh/egress.sock");
+  EXPECT_EQ(egress.allow, (Strings{"github.com", "*.githubusercontent.com", "example.test:8443"}));
+  EXPECT_EQ(egress.allow_addresses, (Strings{"127.0.0.1", "10.0.0.0/8", "fd00::/8"}));
+  EXPECT_EQ(egress.inject, (Strings{"github.com", "Objects.GitHubUserContent.com."}));
+  EXPECT_EQ(egress.resolve, (std::map<std::string, Strings>{{"example.test", {"127.0.0.1", "::1"}},
+                                                            {"git.test", {"127.0.0.2"}}}));
+  EXPECT_EQ(egress.token_command, (Strings{"/usr/local/bin/devctl", "token", "--raw"}));
+  EXPECT_EQ(egress.renew_every, seconds(600));
+  EXPECT_EQ(egress.renew_bound, seconds(20));
+  EXPECT_EQ(egress.renew_cold_bound, seconds(90));
+  EXPECT_EQ(egress.renew_backoff, (std::vector<seconds>{seconds(1), seconds(2)}));
+  EXPECT_EQ(egress.upstream_ca_bundle, "/etc/test/ca.pem");
+  EXPECT_EQ(egress.runtime_dir, "/run/user/1000");
+  EXPECT_FALSE(egress.same_user);
+  EXPECT_EQ(egress.connect_timeout, seconds(5));
+  EXPECT_EQ(egress.head_timeout, seconds(7));
+  EXPECT_EQ(egress.idle_timeout, seconds(60));
+  EXPECT_EQ(egress.max_tunnels, 10u);
+  EXPECT_EQ(egress.ca_validity, std::chrono::days(2));
+  EXPECT_EQ(egress.leaf_validity, std::chrono::hours(48));
+
+  // "" turns the TCP listener off; an empty backoff retries at the next renewal.
+  TempFile off("[egress]\nlisten = \"\"\nrenew_backoff_s = []\n", "config.toml");
+  const EgressConfig quiet = *load_config(off.path()).egress;
+  EXPECT_FALSE(quiet.listen.has_value());
+  EXPECT_TRUE(quiet.renew_backoff.empty());
+}
+
+TEST(EgressConfig, UnknownKeysAndWrongTypesAreNamed) {
+  EXPECT_EQ(error_of("egress = 1\n"), ":1: egress: must be a table, not an integer");
+  EXPECT_EQ(error_of("[egress]\nallow = []\nlisten_on = \"127.0.0.1:1\"\n"),
+            ":3: egress.listen_on: unknown key; allowed: " + kEgressKeys);
+  EXPECT_EQ(error_of("[egress]\nlisten = 3128\n"),
+            ":2: egress.listen: must be a string (\"<loopback address>:<port>\", or \"\" for "
+            "none), not an integer");
+  EXPECT_EQ(error_of("[egress]\nallow = \"github.com\"\n"),
+            ":2: egress.allow: must be an array of strings (host names or *.domain patterns), "
+            "not a string");
+  EXPECT_EQ(error_of("[egress]\nresolve = [\"127.0.0.1\"]\n"),
+            ":2: egress.resolve: must be a table, not an array");
+  EXPECT_EQ(error_of("[egress]\nrenew_backoff_s = \"5\"\n"),
+            ":2: egress.renew_backoff_s: must be an array of integers (1 to 86400), not a string");
+  EXPECT_EQ(error_of("[egress]\nrenew_backoff_s = [5, \"15\"]\n"),
+            ":2: egress.renew_backoff_s[1]: must be an integer (1 to 86400), not a string");
+  EXPECT_EQ(error_of("[egress]\nsame_user = \"yes\"\n"),
+            ":2: egress.same_user: must be a boolean, not a string");
+  EXPECT_EQ(error_of("[egress]\nmax_tunnels = 1.5\n"),
+            ":2: egress.max_tunnels: must be an integer (1 to 1000000), not a float");
+  EXPECT_EQ(error_of("[egress]\ntoken_command = [\"/bin/gh\", 1]\n"),
+            ":2: egress.token_command[1]: must be a string (an absolute path and its arguments), "
+            "not an integer");
+}
+
+TEST(EgressConfig, ListenMustBeALoopbackAddressAndPort) {
+  const std::string allowed =
+      " is not a loopback address and port; allowed: \"127.0.0.1:3128\" (any address of "
+      "127.0.0.0/8), \"[::1]:3128\", port 0 for any, or \"\" for none";
+  for (const std::string bad :
+       {"0.0.0.0:3128", "10.0.0.1:3128", "localhost:3128", "127.0.0.1", "127.0.0.1:", ":3128",
+        "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:0x50", "127.1:3128", "::1:3128", "[::2]:3128",
+        "[127.0.0.1]:3128", "128.0.0.1:3128"}) {
+    EXPECT_EQ(error_of("[egress]\nlisten = \"" + bad + "\"\n"),
+              ":2: egress.listen: \"" + bad + "\"" + allowed)
+        << bad;
+  }
+  TempFile other("[egress]\nlisten = \"127.8.9.10:65535\"\n", "config.toml");
+  const auto listen = load_config(other.path()).egress->listen;
+  ASSERT_TRUE(listen.has_value());
+  EXPECT_EQ(listen->address, "127.8.9.10");
+  EXPECT_EQ(listen->port, 65535);
+}
+
+TEST(EgressConfig, PathsMustBeAbsoluteAndTheSocketFitAnAddress) {
+  EXPECT_EQ(error_of("[egress]\nsocket = \"egress.sock\"\n"),
+            ":2: egress.socket: \"egress.sock\" is not an absolute path");
+  EXPECT_EQ(error_of("[egress]\nsocket = \"\"\n"),
+            ":2: egress.socket: \"\" is not an absolute path");
+  const std::string long_path = "/" + std::string(107, 's');
+  EXPECT_EQ(error_of("[egress]\nsocket = \"" + long_path + "\"\n"),
+            ":2: egress.socket: \"" + long_path +
+                "\" is longer than a unix socket address holds (107 bytes)");
+  TempFile fits("[egress]\nsocket = \"/" + std::string(106, 's') + "\"\n", "config.toml");
+  EXPECT_EQ(load_config(fits.path()).egress->socket.string().size(), 107u);
+  // The default socket follows broker.state_dir, which may be too long for it.
+  const std::string state_dir = "/" + std::string(100, 'd');
+  EXPECT_EQ(error_of("[broker]\nstate_dir = \"" + state_dir + "\"\n\n[egress]\nallow = []\n"),
+            ":4: egress.socket: the default \"" + state_dir +
+                "/egress.sock\" (under broker.state_dir) is longer than a unix socket address "
+                "holds (107 bytes); set egress.socket");
+  EXPECT_EQ(error_of("[egress]\nupstream_ca_bundle = \"ca.pem\"\n"),
+            ":2: egress.upstream_ca_bundle: \"ca.pem\" is not an absolute path; allowed: an "
+            "absolute path, or \"\" for the system's roots");
+  EXPECT_EQ(error_of("[egress]\nruntime_dir = \"run/user/0\"\n"),
+            ":2: egress.runtime_dir: \"run/user/0\" is not an absolute path; allowed: an "
+            "absolute path, or \"\" for $XDG_RUNTIME_DIR");
+  EXPECT_EQ(error_of("[egress]\ntoken_command = [\"devctl\", \"token\"]\n"),
+            ":2: egress.token_command[0]: \"devctl\" is not an absolute path");
+  EXPECT_EQ(error_of("[egress]\ntoken_command = [\"\"]\n"),
+            ":2: egress.token_command[0]: \"\" is not an absolute path");
+}
+
+TEST(EgressConfig, HostsAddressesAndResolveEntriesAreChecked) {
+  EXPECT_EQ(error_of("[egress]\nallow = [\n  \"github.com\",\n  \"\",\n]\n"),
+            ":4: egress.allow[1]: is empty; allowed: host names or *.domain patterns");
+  for (const std::string bad :
+       {"10.0.0.0/33", "::1/129", "github.com", "10.0.0.0/", "10.0.0/8", "127.0.0.1/-1", ""}) {
+    EXPECT_EQ(error_of("[egress]\nallow_addresses = [\"" + bad + "\"]\n"),
+              ":2: egress.allow_addresses: \"" + bad +
+                  "\" is not an IP address or CIDR (like \"127.0.0.1\", \"10.0.0.0/8\" or "
+                  "\"::1\")")
+        << bad;
+  }
+  EXPECT_EQ(error_of("[egress]\nresolve = { \"example.test\" = [\"localhost\"] }\n"),
+            ":2: egress.resolve.\"example.test\"[0]: \"localhost\" is not an IP address (like "
+            "\"127.0.0.1\" or \"::1\")");
+  EXPECT_EQ(error_of("[egress]\nresolve = { \"example.test\" = [] }\n"),
+            ":2: egress.resolve.\"example.test\": names no address; allowed: one or more IP "
+            "addresses");
+  EXPECT_EQ(error_of("[egress]\nresolve = { \"\" = [\"127.0.0.1\"] }\n"),
+            ":2: egress.resolve.\"\": is not a host name");
+  EXPECT_EQ(error_of("[egress.resolve]\n\"example.test\" = \"127.0.0.1\"\n"),
+            ":2: egress.resolve.\"example.test\": must be an array of strings (IP addresses), not "
+            "a string");
+}
+
+TEST(EgressConfig, InjectHostsAreNamedAndAllowed) {
+  EXPECT_EQ(error_of("[egress]\nallow = [\"*.github.com\"]\ninject = [\"*.github.com\"]\n"),
+            ":3: egress.inject: \"*.github.com\" is a pattern; the token goes to named hosts only");
+  EXPECT_EQ(error_of("[egress]\nallow = [\"github.com\"]\ninject = [\"api.github.com\"]\n"),
+            ":3: egress.inject: \"api.github.com\" is not in egress.allow; a host that gets the "
+            "token must also be allowed");
+  // *.domain allows subdomains only, never the apex.
+  EXPECT_EQ(error_of("[egress]\nallow = [\"*.github.com\"]\ninject = [\"github.com\"]\n"),
+            ":3: egress.inject: \"github.com\" is not in egress.allow; a host that gets the "
+            "token must also be allowed");
+  // inject written before allow: checked once both are known.
+  EXPECT_EQ(error_of("[egress]\ninject = [\"github.com\"]\n"),
+            ":2: egress.inject: \"github.com\" is not in egress.allow; a host that gets the "
+            "token must also be allowed");
+  EXPECT_EQ(error_of("[egress]\ninject = [\"\"]\nallow = []\n"),
+            ":2: egress.inject[0]: is empty; allowed: host names");
+  // Names compare case-insensitively and without a trailing dot; a port on the entry is
+  // the proxy's business.
+  TempFile file(
+      "[egress]\ninject = [\"API.GitHub.com.\", \"github.com\", \"codeload.github.com\"]\n"
+      "allow = [\"*.github.com\", \"GitHub.com:443\"]\n",
+      "config.toml");
+  EXPECT_EQ(load_config(file.path()).egress->inject.size(), 3u);
+}
+
+TEST(EgressConfig, NumbersOutOfRangeNameTheRange) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases{
+      {"renew_every_s", "9", "10 to 86400"},      {"renew_every_s", "86401", "10 to 86400"},
+      {"renew_bound_s", "0", "1 to 3600"},        {"renew_cold_bound_s", "3601", "1 to 3600"},
+      {"connect_timeout_s", "0", "1 to 600"},     {"head_timeout_s", "601", "1 to 600"},
+      {"idle_timeout_s", "86401", "1 to 86400"},  {"max_tunnels", "0", "1 to 1000000"},
+      {"max_tunnels", "1000001", "1 to 1000000"}, {"ca_validity_days", "0", "1 to 3650"},
+      {"ca_validity_days", "3651", "1 to 3650"},  {"leaf_validity_hours", "8761", "1 to 8760"},
+      {"leaf_validity_hours", "-1", "1 to 8760"},
+  };
+  for (const auto &[key, value, range] : cases) {
+    EXPECT_EQ(error_of("[egress]\n" + key + " = " + value + "\n"),
+              ":2: egress." + key + ": " + value + " is out of range; allowed: " + range);
+  }
+  EXPECT_EQ(error_of("[egress]\nrenew_backoff_s = [5, 0]\n"),
+            ":2: egress.renew_backoff_s[1]: 0 is out of range; allowed: 1 to 86400");
+}
+
+TEST(EgressConfig, ALeafNeverOutlivesItsCa) {
+  EXPECT_EQ(error_of("[egress]\nleaf_validity_hours = 25\nca_validity_days = 1\n"),
+            ":2: egress.leaf_validity_hours: 25 hours is longer than the CA's validity "
+            "(egress.ca_validity_days = 1, 24 hours); a leaf must not outlive its CA");
+  TempFile file("[egress]\nleaf_validity_hours = 24\nca_validity_days = 1\n", "config.toml");
+  EXPECT_EQ(load_config(file.path()).egress->leaf_validity, std::chrono::hours(24));
+}
+
+TEST(EgressConfig, AProxiedPluginNeedsTheTable) {
+  EXPECT_EQ(error_of("[plugins.git]\nnetwork = \"proxied\"\n"),
+            ":2: plugins.git.network: \"proxied\" goes through the egress proxy, and the file has "
+            "no [egress] table to configure it");
+  TempFile file("[plugins.git]\nnetwork = \"proxied\"\n[egress]\n", "config.toml");
+  EXPECT_EQ(load_config(file.path()).plugin("git").network, Network::proxied);
+}
+
+TEST(EgressConfig, TheSandboxPortIsListensElse3128) {
+  EgressConfig egress;
+  EXPECT_EQ(egress.sandbox_port(), 3128);
+  egress.listen = LoopbackEndpoint{"127.0.0.1", 8080};
+  EXPECT_EQ(egress.sandbox_port(), 8080);
+  egress.listen = LoopbackEndpoint{"127.0.0.1", 0};  // any port on the host's side
+  EXPECT_EQ(egress.sandbox_port(), 3128);
+  egress.listen.reset();
+  EXPECT_EQ(egress.sandbox_port(), 3128);
+}
+
+TEST(EgressConfig, TheEgressDirIsUnderTheRuntimeDir) {
+  EgressConfig egress;
+  EXPECT_EQ(egress_dir(egress, "/run/user/1000"), "/run/user/1000/clawpatrol-sandbox/egress");
+  EXPECT_EQ(egress_dir(egress, nullptr), "");
+  EXPECT_EQ(egress_dir(egress, "run/user/1000"), "");
+  EXPECT_EQ(egress_dir(egress, ""), "");
+  egress.runtime_dir = "/srv/runtime";
+  EXPECT_EQ(egress_dir(egress, "/run/user/1000"), "/srv/runtime/clawpatrol-sandbox/egress");
+  EXPECT_EQ(egress_dir(egress, nullptr), "/srv/runtime/clawpatrol-sandbox/egress");
+  test::ScopedEnv runtime("XDG_RUNTIME_DIR", "/run/user/42");
+  EXPECT_EQ(egress_dir(EgressConfig{}), "/run/user/42/clawpatrol-sandbox/egress");
+}
+
+TEST(EgressConfig, RouteThroughEgressFillsTheSpec) {
+  // The socket's directory reached through a symlink: the Spec holds where it really is.
+  TempFile place("", "unused");
+  std::filesystem::create_directory(place.dir() / "real");
+  std::filesystem::create_directory_symlink(place.dir() / "real", place.dir() / "link");
+  EgressConfig egress;
+  egress.socket = place.dir() / "link/egress.sock";
+  egress.listen = LoopbackEndpoint{"127.0.0.1", 8888};
+  egress.runtime_dir = place.dir() / "link";
+  Spec spec;
+  spec.network = Network::proxied;
+  route_through_egress(spec, egress);
+  EXPECT_EQ(spec.proxy_socket, (place.dir() / "real/egress.sock").string());
+  EXPECT_EQ(spec.proxy_port, 8888);
+  EXPECT_EQ(spec.egress_dir, (place.dir() / "real/clawpatrol-sandbox/egress").string());
+
+  // No runtime directory: no egress directory.
+  egress.runtime_dir.clear();
+  test::ScopedEnv runtime("XDG_RUNTIME_DIR", std::nullopt);
+  route_through_egress(spec, egress);
+  EXPECT_EQ(spec.egress_dir, "");
 }
 
 }  // namespace

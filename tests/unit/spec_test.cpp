@@ -3,10 +3,15 @@
 #include <sandbox_host/host/spec_check.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/sandboxtest.hpp>
+#include <sandbox_host/spec_abi.hpp>
 
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
 
 namespace sandbox_host {
 namespace {
@@ -69,6 +74,68 @@ TEST(SpecCheck, RefusesWrongFileTypes) {
   EXPECT_EQ(spec_error(spec), "plugin \"two\nlines\": spec PluginName: contains NUL or newline");
 }
 
+TEST(SpecCheck, ProxyFieldsBelongToNetworkProxiedAlone) {
+  TempSpec t("report", REPORT_PLUGIN);
+  Spec spec = t.spec;
+  spec.proxy_socket = "/run/egress.sock";
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec ProxySocket: is set, but only network proxied goes through "
+            "the egress proxy (network is \"none\")");
+  spec = t.spec;
+  spec.network = Network::outbound;
+  spec.proxy_port = 3128;
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec ProxyPort: is set, but only network proxied goes through "
+            "the egress proxy (network is \"outbound\")");
+  spec = t.spec;
+  spec.egress_dir = "/run/user/0/clawpatrol-sandbox/egress";
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec EgressDir: is set, but only network proxied goes through "
+            "the egress proxy (network is \"none\")");
+}
+
+TEST(SpecCheck, AProxiedSpecNeedsACleanSocketPathAndAPort) {
+  TempSpec t("report", REPORT_PLUGIN, Network::proxied);
+  const std::string dir = t.spec.socket_dir;
+  // Neither the socket nor the egress directory needs to exist yet: stage 1 says so.
+  t.spec.proxy_socket = dir + "/egress.sock";
+  t.spec.proxy_port = 3128;
+  t.spec.egress_dir = dir + "/egress";
+  EXPECT_EQ(spec_error(t.spec), "");
+
+  Spec spec = t.spec;
+  spec.proxy_socket = "";
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec ProxySocket: is empty");
+  spec.proxy_socket = "egress.sock";
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec ProxySocket: \"egress.sock\" is not an absolute path");
+  spec.proxy_socket = dir + "//tmp/../egress.sock";
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec ProxySocket: \"" + spec.proxy_socket +
+                                  "\" is not a clean path (it would be \"" + dir +
+                                  "/egress.sock\")");
+  spec.proxy_socket = "/" + std::string(107, 's');
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec ProxySocket: \"" + spec.proxy_socket +
+                                  "\" is longer than a unix socket address holds (107 bytes)");
+  spec.proxy_socket = "/" + std::string(106, 's');
+  EXPECT_EQ(spec_error(spec), "");
+
+  spec = t.spec;
+  spec.proxy_port = 0;
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec ProxyPort: is 0; network proxied needs the port inside the "
+            "sandbox that leads to the egress proxy (1 to 65535)");
+
+  spec = t.spec;
+  spec.egress_dir = "run/egress";
+  EXPECT_EQ(spec_error(spec),
+            "plugin \"report\": spec EgressDir: \"run/egress\" is not an absolute path");
+  // Where it exists, it must be where it really is.
+  std::filesystem::create_directory_symlink(t.spec.tmp_dir, dir + "/egress");
+  EXPECT_EQ(spec_error(t.spec), "plugin \"report\": spec EgressDir: \"" + dir +
+                                    "/egress\" is not symlink-resolved (it resolves to \"" +
+                                    t.spec.tmp_dir + "\")");
+}
+
 TEST(SpecCodec, RoundTrips) {
   Stage1Payload payload{"namespaces", "/usr/lib/sandbox-host/modules/backend_namespaces.so", {}};
   payload.spec = {"git \"quoted\"",
@@ -88,6 +155,100 @@ TEST(SpecCodec, RoundTrips) {
   EXPECT_EQ(back.spec.network, Network::outbound);
   EXPECT_EQ(back.spec.read_paths, payload.spec.read_paths);
   EXPECT_EQ(back.spec.args, payload.spec.args);
+  EXPECT_EQ(back.spec.proxy_socket, "");
+  EXPECT_EQ(back.spec.proxy_port, 0);
+  EXPECT_EQ(back.spec.egress_dir, "");
+}
+
+Spec proxied_spec() {
+  Spec spec{"gh", "/usr/bin/gh", "/run/s", "/run/s/tmp", Network::proxied, {"/etc/ssl"}, {"api"}};
+  spec.proxy_socket = "/var/lib/sandbox-host/egress \"ü\".sock";
+  spec.proxy_port = 65535;
+  spec.egress_dir = "/run/user/1000/clawpatrol-sandbox/egress";
+  return spec;
+}
+
+TEST(SpecCodec, RoundTripsAProxiedSpec) {
+  const Spec spec = proxied_spec();
+  const Spec back =
+      decode_stage1_payload(encode_stage1_payload({"namespaces", "/m.so", spec})).spec;
+  EXPECT_EQ(back.network, Network::proxied);
+  EXPECT_EQ(back.proxy_socket, spec.proxy_socket);
+  EXPECT_EQ(back.proxy_port, 65535);
+  EXPECT_EQ(back.egress_dir, spec.egress_dir);
+  EXPECT_EQ(back.read_paths, spec.read_paths);
+
+  const LaunchMessage launched = decode_launch_message(encode_launch_message({spec, {"A=1"}}));
+  EXPECT_EQ(launched.spec.network, Network::proxied);
+  EXPECT_EQ(launched.spec.proxy_socket, spec.proxy_socket);
+  EXPECT_EQ(launched.spec.proxy_port, 65535);
+  EXPECT_EQ(launched.spec.egress_dir, spec.egress_dir);
+
+  const PreparedPayload prepared{"namespaces", "/m.so", Network::proxied, 4};
+  EXPECT_EQ(decode_prepared_payload(encode_prepared_payload(prepared)).network, Network::proxied);
+}
+
+// The Spec as a backend module reads it back from the boundary's struct.
+TEST(SpecAbi, RoundTripsEveryField) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  const Spec back = from_abi(*view.get());
+  EXPECT_EQ(back.plugin_name, spec.plugin_name);
+  EXPECT_EQ(back.binary_path, spec.binary_path);
+  EXPECT_EQ(back.socket_dir, spec.socket_dir);
+  EXPECT_EQ(back.tmp_dir, spec.tmp_dir);
+  EXPECT_EQ(back.network, Network::proxied);
+  EXPECT_EQ(back.read_paths, spec.read_paths);
+  EXPECT_EQ(back.args, spec.args);
+  EXPECT_EQ(back.proxy_socket, spec.proxy_socket);
+  EXPECT_EQ(back.proxy_port, 65535);
+  EXPECT_EQ(back.egress_dir, spec.egress_dir);
+}
+
+TEST(SpecAbi, AStructWithoutTheProxyFieldsLeavesThemEmpty) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  // As a host of ABI 1.0 to 1.2 lays it out: the struct ends before the proxy's fields.
+  sh_spec older = *view.get();
+  older.struct_size = offsetof(sh_spec, proxy_socket);
+  const Spec back = from_abi(older);
+  EXPECT_EQ(back.network, Network::proxied);
+  EXPECT_EQ(back.proxy_socket, "");
+  EXPECT_EQ(back.proxy_port, 0);
+  EXPECT_EQ(back.egress_dir, "");
+
+  older.struct_size = offsetof(sh_spec, proxy_socket) - 1;
+  EXPECT_THROW(from_abi(older), std::invalid_argument);
+}
+
+TEST(SpecAbi, RefusesAPortOutOfRangeAndAnUnknownNetwork) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  sh_spec raw = *view.get();
+  raw.proxy_port = 65536;
+  try {
+    from_abi(raw);
+    FAIL() << "port 65536 was read";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_STREQ(e.what(), "spec: proxy port 65536 is out of range (0 to 65535)");
+  }
+  raw = *view.get();
+  raw.network = to_sh_str("lan");
+  try {
+    from_abi(raw);
+    FAIL() << "network lan was read";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_STREQ(e.what(), "spec: unknown network \"lan\"");
+  }
+}
+
+TEST(NetworkNames, SpellTheThreeValues) {
+  for (Network network : {Network::none, Network::outbound, Network::proxied}) {
+    EXPECT_EQ(parse_network(to_string(network)), network);
+  }
+  EXPECT_EQ(to_string(Network::proxied), "proxied");
+  EXPECT_EQ(parse_network("Proxied"), std::nullopt);
+  EXPECT_EQ(parse_network(""), std::nullopt);
 }
 
 TEST(SpecCodec, NamesWhatIsWrong) {
@@ -105,12 +266,26 @@ TEST(SpecCodec, NamesWhatIsWrong) {
   EXPECT_EQ(error(R"({"backend":"x","module":"m","plugin_name":"p","binary_path":1})"),
             "spec: field \"binary_path\" is not a string");
   EXPECT_EQ(error(R"({"backend":"x","module":"m","plugin_name":"p","binary_path":"/b",
-                      "socket_dir":"/s","tmp_dir":"/t","network":"proxied"})"),
-            "spec: unknown network \"proxied\"");
+                      "socket_dir":"/s","tmp_dir":"/t","network":"lan"})"),
+            "spec: unknown network \"lan\"");
   EXPECT_EQ(error(R"({"backend":"x","module":"m","plugin_name":"p","binary_path":"/b",
                       "socket_dir":"/s","tmp_dir":"/t","network":"none","read_paths":[1],
                       "args":[]})"),
             "spec: read_paths[0] is not a string");
+  const std::string head =
+      R"({"backend":"x","module":"m","plugin_name":"p","binary_path":"/b","socket_dir":"/s",)"
+      R"("tmp_dir":"/t","network":"proxied","read_paths":[],"args":[])";
+  EXPECT_EQ(error(head + "}"), "spec: missing field \"proxy_socket\"");
+  EXPECT_EQ(error(head + R"(,"proxy_socket":7})"), "spec: field \"proxy_socket\" is not a string");
+  const std::string socket = head + R"(,"proxy_socket":"/e.sock")";
+  EXPECT_EQ(error(socket + "}"), "spec: field \"proxy_port\" is not a port (0 to 65535)");
+  for (const char *port : {"-1", "65536", "\"3128\"", "31.5", "null"}) {
+    EXPECT_EQ(error(socket + ",\"proxy_port\":" + port + "}"),
+              "spec: field \"proxy_port\" is not a port (0 to 65535)")
+        << port;
+  }
+  EXPECT_EQ(error(socket + R"(,"proxy_port":3128})"), "spec: missing field \"egress_dir\"");
+  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":""})"), "");
 }
 
 // ---- a prepared sandbox's payload and its launch ------------------------------------------
@@ -157,7 +332,7 @@ TEST(PreparedPayload, TheControlDescriptorMustBeOneAboveStdio) {
 }
 
 TEST(PreparedPayload, NamesWhatIsWrong) {
-  EXPECT_EQ(prepared_error(prepared_json("5", "proxied")), "spec: unknown network \"proxied\"");
+  EXPECT_EQ(prepared_error(prepared_json("5", "lan")), "spec: unknown network \"lan\"");
   EXPECT_EQ(prepared_error(R"({"module":"/m","network":"none","control_fd":5})"),
             "spec: missing field \"backend\"");
   EXPECT_EQ(prepared_error(R"({"backend":"namespaces","network":"none","control_fd":5})"),
@@ -199,7 +374,8 @@ TEST(LaunchMessage, RoundTrips) {
 TEST(LaunchMessage, NamesWhatIsWrong) {
   const std::string spec =
       R"("plugin_name":"p","binary_path":"/b","socket_dir":"/s","tmp_dir":"/t",)"
-      R"("network":"none","read_paths":[],"args":[])";
+      R"("network":"none","read_paths":[],"args":[],"proxy_socket":"","proxy_port":0,)"
+      R"("egress_dir":"")";
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1"]})"), "");
   EXPECT_EQ(launch_error("{" + spec + "}"), "spec: field \"env\" is not an array");
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");

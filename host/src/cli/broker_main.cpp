@@ -5,9 +5,10 @@
 
 int main(int argc, char **argv) {
   namespace cli = sandbox_host::cli;
-  CLI::App app{"sandbox-host broker: serve and ask"};
+  CLI::App app{"sandbox-host broker: serve, ask and egress"};
   app.name("sandbox-host");
   app.require_subcommand(1);
-  const std::vector<cli::Command> commands{cli::add_serve_command(app), cli::add_ask_command(app)};
+  const std::vector<cli::Command> commands{cli::add_serve_command(app), cli::add_ask_command(app),
+                                           cli::add_egress_command(app)};
   return cli::run_command_line(app, commands, argc, argv);
 }

@@ -3,10 +3,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include <signal.h>
+
+#include <filesystem>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
+
+namespace sandbox_host::egress {
+class EgressService;
+}
 
 namespace sandbox_host::cli {
 
@@ -29,5 +37,15 @@ Command add_modules_command(CLI::App &app);
 // In sandbox-host-broker (broker_main.cpp).
 Command add_serve_command(CLI::App &app);
 Command add_ask_command(CLI::App &app);
+Command add_egress_command(CLI::App &app);
+
+// SIGINT, SIGTERM and SIGHUP: what ends serve and egress.
+sigset_t ending_signals();
+// sandbox-host itself, beside which sandbox-host-broker is installed.
+std::filesystem::path sandbox_host_executable();
+// The egress service's events that are no refusals (the token keeper's), on stderr.
+void egress_log(const std::string &line);
+// One line on where the proxy listens and where its egress directory is.
+void describe_egress(egress::EgressService &service, std::ostream &out);
 
 }  // namespace sandbox_host::cli

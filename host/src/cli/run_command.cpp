@@ -120,9 +120,19 @@ int run_plugin(const RunOptions &options) {
     auto network = parse_network(*options.network);
     if (!network) {
       throw std::runtime_error("--network " + *options.network +
-                               ": not a network; allowed: none, outbound");
+                               ": not a network; allowed: none, outbound, proxied");
     }
     spec.network = *network;
+  }
+  if (spec.network == Network::proxied) {
+    if (!host.config().egress) {
+      throw std::runtime_error("network proxied goes through the egress proxy, and " +
+                               (host.config().source.empty()
+                                    ? std::string("the built-in defaults have")
+                                    : host.config().source + " has") +
+                               " no [egress] table to say where it listens");
+    }
+    route_through_egress(spec, *host.config().egress);
   }
   for (const auto &path : plugin.read) spec.read_paths.push_back(resolved(path, "read path"));
   for (const auto &path : options.read) spec.read_paths.push_back(resolved(path, "--read"));
@@ -171,8 +181,8 @@ Command add_run_command(CLI::App &app) {
                   "Plugin name (config table and messages; "
                   "default: the binary's file name)");
   sub->add_option("--network", options->network,
-                  "none or outbound (default: the config's, "
-                  "else none)");
+                  "none, outbound or proxied (through the [egress] proxy; default: the "
+                  "config's, else none)");
   sub->add_option("--socket-dir", options->socket_dir,
                   "Read-write directory shared with the host at the same path (default: a "
                   "private one, removed afterwards)");

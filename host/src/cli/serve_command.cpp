@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <sandbox_host/host/broker/broker.hpp>
+#include <sandbox_host/host/egress/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
 
 #include <signal.h>
@@ -31,12 +32,15 @@ int run_serve(const ServeOptions &options) {
   }
 
   // SIGINT and SIGTERM end the broker; a thread waits for them, so no handler races.
-  sigset_t ending;
-  sigemptyset(&ending);
-  sigaddset(&ending, SIGINT);
-  sigaddset(&ending, SIGTERM);
-  sigaddset(&ending, SIGHUP);
+  sigset_t ending = ending_signals();
   pthread_sigmask(SIG_BLOCK, &ending, nullptr);
+  // The egress proxy runs beside the broker when the operator enabled it.
+  std::unique_ptr<egress::EgressService> egress;
+  if (host.config().egress) {
+    egress = std::make_unique<egress::EgressService>(*host.config().egress, host.audit(),
+                                                     sandbox_host_executable(), egress_log);
+    describe_egress(*egress, std::cerr);
+  }
   std::jthread serving([&](std::stop_token stop) { broker.serve(stop); });
 
   std::string names;

@@ -3,10 +3,15 @@
 
 #include <toml++/toml.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -152,6 +157,27 @@ class Reader {
            std::to_string(value->get()) + " is out of range; allowed: " + range);
     }
     return value->get();
+  }
+
+  bool boolean(const toml::node &node, const std::string &key) const {
+    if (const auto *b = node.as_boolean()) return b->get();
+    fail(node.source(), key, std::string("must be a boolean, not ") + type_name(node));
+  }
+
+  // Integers in [min, max], each named by its index.
+  std::vector<std::int64_t> integers(const toml::node &node, const std::string &key,
+                                     std::int64_t min, std::int64_t max) const {
+    const auto *array = node.as_array();
+    if (array == nullptr) {
+      fail(node.source(), key,
+           "must be an array of integers (" + std::to_string(min) + " to " + std::to_string(max) +
+               "), not " + type_name(node));
+    }
+    std::vector<std::int64_t> out;
+    for (size_t i = 0; i < array->size(); ++i) {
+      out.push_back(integer(*array->get(i), key + "[" + std::to_string(i) + "]", min, max));
+    }
+    return out;
   }
 
   // Environment variable names; a bad one is named by its index, at its own line.
@@ -387,11 +413,12 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
                    "backend's name");
       }
     } else if (name == "network") {
-      std::string network = r.string(node, dotted, "\"none\" or \"outbound\"");
+      std::string network = r.string(node, dotted, "\"none\", \"outbound\" or \"proxied\"");
       plugin.network = parse_network(network);
       if (!plugin.network) {
-        r.fail(node.source(), dotted,
-               "\"" + network + "\" is not a network; allowed: \"none\", \"outbound\"");
+        r.fail(
+            node.source(), dotted,
+            "\"" + network + "\" is not a network; allowed: \"none\", \"outbound\", \"proxied\"");
       }
     } else if (name == "read") {
       plugin.read = r.absolute_paths(node, dotted);
@@ -400,6 +427,280 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
     }
   }
   return plugin;
+}
+
+// ---- [egress] ---------------------------------------------------------------------------
+
+constexpr const char *kEgressKeys =
+    "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
+    "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
+    "same_user, connect_timeout_s, head_timeout_s, idle_timeout_s, max_tunnels, "
+    "ca_validity_days, leaf_validity_hours";
+
+// The proxy connects to, and a sandbox's init relays to, the socket by path: a unix socket
+// address holds it with its NUL.
+constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
+
+bool ipv4_literal(const std::string &text, in_addr &out) {
+  return ::inet_pton(AF_INET, text.c_str(), &out) == 1;
+}
+
+bool ipv6_literal(const std::string &text, in6_addr &out) {
+  return ::inet_pton(AF_INET6, text.c_str(), &out) == 1;
+}
+
+bool ip_literal(const std::string &text) {
+  in_addr v4{};
+  in6_addr v6{};
+  return ipv4_literal(text, v4) || ipv6_literal(text, v6);
+}
+
+// A decimal number in [0, max], digits only.
+std::optional<unsigned> decimal(std::string_view text, unsigned max) {
+  unsigned value = 0;
+  if (text.empty() || text.size() > 10 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
+  return value;
+}
+
+// "127.0.0.1:3128" or "[::1]:3128": an address on the loopback interface and a port.
+std::optional<LoopbackEndpoint> loopback_endpoint(const std::string &text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  const auto port = decimal(std::string_view(text).substr(colon + 1), 65535);
+  if (!port) return std::nullopt;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    in6_addr v6{};
+    if (!ipv6_literal(host, v6) || !IN6_IS_ADDR_LOOPBACK(&v6)) return std::nullopt;
+  } else {
+    in_addr v4{};
+    if (!ipv4_literal(host, v4) || (ntohl(v4.s_addr) >> 24) != 127) return std::nullopt;
+  }
+  return LoopbackEndpoint{host, static_cast<std::uint16_t>(*port)};
+}
+
+// "10.0.0.0/8", "::1", "fd00::/8": an address, and a prefix length its family allows.
+bool cidr(const std::string &text) {
+  const size_t slash = text.find('/');
+  const std::string address = text.substr(0, slash);
+  in_addr v4{};
+  in6_addr v6{};
+  unsigned bits = 0;
+  if (ipv4_literal(address, v4)) {
+    bits = 32;
+  } else if (ipv6_literal(address, v6)) {
+    bits = 128;
+  } else {
+    return false;
+  }
+  return slash == std::string::npos || decimal(std::string_view(text).substr(slash + 1), bits);
+}
+
+// How the allow list compares names: case-insensitively, without one trailing dot.
+std::string host_key(std::string host) {
+  if (!host.empty() && host.back() == '.') host.pop_back();
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return host;
+}
+
+// Whether an allow entry ("host", "*.domain", either with ":port") lets host through.
+bool allows(const std::string &entry, const std::string &host) {
+  std::string pattern = entry;
+  const size_t colon = pattern.rfind(':');
+  if (colon != std::string::npos && pattern.find(':') == colon &&
+      decimal(pattern.substr(colon + 1), 65535)) {
+    pattern.resize(colon);
+  }
+  pattern = host_key(pattern);
+  const std::string name = host_key(host);
+  if (pattern.starts_with("*.")) {
+    const std::string domain = pattern.substr(1);  // ".domain": subdomains only, never the apex
+    return name.size() > domain.size() && name.ends_with(domain);
+  }
+  return name == pattern;
+}
+
+// Non-empty strings; an empty one is named by its index.
+std::vector<std::string> non_empty_strings(const Reader &r, const toml::node &node,
+                                           const std::string &key, const std::string &allowed) {
+  auto values = r.strings(node, key, allowed);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].empty()) {
+      r.fail(node.as_array()->get(i)->source(), key + "[" + std::to_string(i) + "]",
+             "is empty; allowed: " + allowed);
+    }
+  }
+  return values;
+}
+
+// "" or an absolute path.
+fs::path optional_path(const Reader &r, const toml::node &node, const std::string &key,
+                       const std::string &empty_means) {
+  const std::string path = r.string(node, key, "an absolute path, or \"\" for " + empty_means);
+  if (!path.empty() && path.front() != '/') {
+    r.fail(node.source(), key,
+           "\"" + path + "\" is not an absolute path; allowed: an absolute path, or \"\" for " +
+               empty_means);
+  }
+  return path;
+}
+
+void read_resolve(const Reader &r, const toml::node &node, EgressConfig &egress) {
+  for (auto &&[name_key, addresses] : r.table(node, "egress.resolve")) {
+    const std::string name(name_key.str());
+    const std::string dotted = "egress.resolve." + key_part(name);
+    if (name.empty()) r.fail(name_key.source(), dotted, "is not a host name");
+    auto values = r.strings(addresses, dotted, "IP addresses");
+    if (values.empty()) {
+      r.fail(addresses.source(), dotted, "names no address; allowed: one or more IP addresses");
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!ip_literal(values[i])) {
+        r.fail(addresses.as_array()->get(i)->source(), dotted + "[" + std::to_string(i) + "]",
+               "\"" + values[i] + "\" is not an IP address (like \"127.0.0.1\" or \"::1\")");
+      }
+    }
+    egress.resolve[name] = std::move(values);
+  }
+}
+
+void read_egress(const Reader &r, const toml::table &t, EgressConfig &egress) {
+  for (auto &&[key, node] : t) {
+    const std::string name(key.str());
+    const std::string dotted = "egress." + name;
+    auto seconds = [&](std::int64_t min, std::int64_t max) {
+      return std::chrono::seconds(r.integer(node, dotted, min, max));
+    };
+    if (name == "listen") {
+      const std::string allowed = "\"<loopback address>:<port>\", or \"\" for none";
+      const std::string text = r.string(node, dotted, allowed);
+      if (text.empty()) {
+        egress.listen.reset();
+        continue;
+      }
+      egress.listen = loopback_endpoint(text);
+      if (!egress.listen) {
+        r.fail(node.source(), dotted,
+               "\"" + text +
+                   "\" is not a loopback address and port; allowed: \"127.0.0.1:3128\" (any "
+                   "address of 127.0.0.0/8), \"[::1]:3128\", port 0 for any, or \"\" for none");
+      }
+    } else if (name == "socket") {
+      const std::string path = r.string(node, dotted, "an absolute path");
+      if (path.empty() || path.front() != '/') {
+        r.fail(node.source(), dotted, "\"" + path + "\" is not an absolute path");
+      }
+      if (path.size() > kMaxSocketPath) {
+        r.fail(node.source(), dotted,
+               "\"" + path + "\" is longer than a unix socket address holds (" +
+                   std::to_string(kMaxSocketPath) + " bytes)");
+      }
+      egress.socket = path;
+    } else if (name == "allow") {
+      egress.allow = non_empty_strings(r, node, dotted, "host names or *.domain patterns");
+    } else if (name == "allow_addresses") {
+      egress.allow_addresses = r.strings(node, dotted, "IP addresses or CIDRs");
+      for (const auto &address : egress.allow_addresses) {
+        if (!cidr(address)) {
+          r.fail(node.source(), dotted,
+                 "\"" + address +
+                     "\" is not an IP address or CIDR (like \"127.0.0.1\", \"10.0.0.0/8\" or "
+                     "\"::1\")");
+        }
+      }
+    } else if (name == "inject") {
+      egress.inject = non_empty_strings(r, node, dotted, "host names");
+      for (const auto &host : egress.inject) {
+        if (host.find('*') != std::string::npos) {
+          r.fail(node.source(), dotted,
+                 "\"" + host + "\" is a pattern; the token goes to named hosts only");
+        }
+      }
+    } else if (name == "resolve") {
+      read_resolve(r, node, egress);
+    } else if (name == "token_command") {
+      egress.token_command = r.strings(node, dotted, "an absolute path and its arguments");
+      const std::string *program =
+          egress.token_command.empty() ? nullptr : &egress.token_command.front();
+      if (program != nullptr && (program->empty() || program->front() != '/')) {
+        r.fail(node.source(), dotted + "[0]",
+               "\"" + egress.token_command.front() + "\" is not an absolute path");
+      }
+    } else if (name == "renew_every_s") {
+      egress.renew_every = seconds(10, 86400);
+    } else if (name == "renew_bound_s") {
+      egress.renew_bound = seconds(1, 3600);
+    } else if (name == "renew_cold_bound_s") {
+      egress.renew_cold_bound = seconds(1, 3600);
+    } else if (name == "renew_backoff_s") {
+      egress.renew_backoff.clear();
+      for (auto wait : r.integers(node, dotted, 1, 86400)) {
+        egress.renew_backoff.emplace_back(wait);
+      }
+    } else if (name == "upstream_ca_bundle") {
+      egress.upstream_ca_bundle = optional_path(r, node, dotted, "the system's roots");
+    } else if (name == "runtime_dir") {
+      egress.runtime_dir = optional_path(r, node, dotted, "$XDG_RUNTIME_DIR");
+    } else if (name == "same_user") {
+      egress.same_user = r.boolean(node, dotted);
+    } else if (name == "connect_timeout_s") {
+      egress.connect_timeout = seconds(1, 600);
+    } else if (name == "head_timeout_s") {
+      egress.head_timeout = seconds(1, 600);
+    } else if (name == "idle_timeout_s") {
+      egress.idle_timeout = seconds(1, 86400);
+    } else if (name == "max_tunnels") {
+      egress.max_tunnels = static_cast<std::size_t>(r.integer(node, dotted, 1, 1000000));
+    } else if (name == "ca_validity_days") {
+      egress.ca_validity = std::chrono::days(r.integer(node, dotted, 1, 3650));
+    } else if (name == "leaf_validity_hours") {
+      egress.leaf_validity = std::chrono::hours(r.integer(node, dotted, 1, 8760));
+    } else {
+      r.unknown(key, dotted, kEgressKeys);
+    }
+  }
+  // Checks between keys, whichever order the file wrote them in.
+  if (const auto *inject = t.get("inject")) {
+    for (const auto &host : egress.inject) {
+      const bool allowed =
+          std::any_of(egress.allow.begin(), egress.allow.end(),
+                      [&](const std::string &entry) { return allows(entry, host); });
+      if (!allowed) {
+        r.fail(inject->source(), "egress.inject",
+               "\"" + host +
+                   "\" is not in egress.allow; a host that gets the token must also be "
+                   "allowed");
+      }
+    }
+  }
+  if (egress.leaf_validity > egress.ca_validity) {
+    const auto *leaf = t.get("leaf_validity_hours");
+    r.fail(leaf != nullptr ? leaf->source() : t.source(), "egress.leaf_validity_hours",
+           std::to_string(egress.leaf_validity.count()) +
+               " hours is longer than the CA's validity (egress.ca_validity_days = " +
+               std::to_string(egress.ca_validity.count()) + ", " +
+               std::to_string(std::chrono::hours(egress.ca_validity).count()) +
+               " hours); a leaf must not outlive its CA");
+  }
+}
+
+// The socket's default follows broker.state_dir, wherever the file wrote that.
+void default_egress_socket(const Reader &r, const toml::table &root, Config &config) {
+  if (!config.egress || !config.egress->socket.empty()) return;
+  config.egress->socket = config.broker.state_dir / "egress.sock";
+  if (config.egress->socket.string().size() > kMaxSocketPath) {
+    r.fail(root["egress"].node()->source(), "egress.socket",
+           "the default \"" + config.egress->socket.string() +
+               "\" (under broker.state_dir) is longer than a unix socket address holds (" +
+               std::to_string(kMaxSocketPath) + " bytes); set egress.socket");
+  }
 }
 
 // Names that must refer to enabled backends do.
@@ -423,6 +724,14 @@ void cross_check(const Reader &r, const toml::table &root, const Config &config)
     r.fail(node ? node->source() : root.source(), key,
            "\"" + settings.sandbox + "\" is not an enabled backend; allowed: \"auto\" or one of " +
                join(config.backends_enabled));
+  }
+  if (config.egress) return;
+  for (const auto &[plugin, settings] : config.plugins) {
+    if (settings.network != Network::proxied) continue;
+    const auto *node = root["plugins"][plugin]["network"].node();
+    r.fail(node->source(), "plugins." + plugin + ".network",
+           "\"proxied\" goes through the egress proxy, and the file has no [egress] table to "
+           "configure it");
   }
 }
 
@@ -480,6 +789,8 @@ Config load_config(const fs::path &path) {
       read_ops(r, r.table(node, name), config);
     } else if (name == "broker") {
       read_broker(r, r.table(node, name), config.broker);
+    } else if (name == "egress") {
+      read_egress(r, r.table(node, name), config.egress.emplace());
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
     } else if (name == "plugins") {
@@ -489,7 +800,7 @@ Config load_config(const fs::path &path) {
             read_plugin(r, r.table(plugin_node, prefix), prefix);
       }
     } else {
-      r.unknown(key, name, "module_dirs, backends, ops, broker, audit, plugins");
+      r.unknown(key, name, "module_dirs, backends, ops, broker, egress, audit, plugins");
     }
   }
   if (!priority_written) {
@@ -499,8 +810,32 @@ Config load_config(const fs::path &path) {
              config.backends_enabled.end();
     });
   }
+  default_egress_socket(r, root, config);
   cross_check(r, root, config);
   return config;
+}
+
+std::uint16_t EgressConfig::sandbox_port() const noexcept {
+  return listen && listen->port != 0 ? listen->port : 3128;
+}
+
+fs::path egress_dir(const EgressConfig &egress, const char *xdg_runtime_dir) {
+  fs::path runtime = egress.runtime_dir;
+  if (runtime.empty() && xdg_runtime_dir != nullptr && xdg_runtime_dir[0] == '/') {
+    runtime = xdg_runtime_dir;
+  }
+  return runtime.empty() ? fs::path() : runtime / "clawpatrol-sandbox" / "egress";
+}
+
+fs::path egress_dir(const EgressConfig &egress) {
+  return egress_dir(egress, std::getenv("XDG_RUNTIME_DIR"));
+}
+
+void route_through_egress(Spec &spec, const EgressConfig &egress) {
+  spec.proxy_socket = fs::weakly_canonical(egress.socket).string();
+  spec.proxy_port = egress.sandbox_port();
+  const fs::path dir = egress_dir(egress);
+  spec.egress_dir = dir.empty() ? std::string() : fs::weakly_canonical(dir).string();
 }
 
 Config load_config_or_defaults(const std::optional<fs::path> &path) {

@@ -1,10 +1,12 @@
 #include <sandbox_host/host/spec_check.hpp>
 
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 namespace sandbox_host {
@@ -45,6 +47,53 @@ void check_directory(const Spec &spec, const std::string &field, const std::stri
   }
 }
 
+// A path that may not exist yet: absolute and clean (no ".", ".." or "//" left) and, where
+// it exists, symlink-resolved.
+void check_clean(const Spec &spec, const std::string &field, const std::string &path) {
+  if (path.empty()) throw SpecError(spec.plugin_name, field, "is empty");
+  if (!printable_line(path)) throw SpecError(spec.plugin_name, field, "contains NUL or newline");
+  if (path.front() != '/') {
+    throw SpecError(spec.plugin_name, field, "\"" + path + "\" is not an absolute path");
+  }
+  const std::string normal = std::filesystem::path(path).lexically_normal().string();
+  if (path != normal) {
+    throw SpecError(spec.plugin_name, field,
+                    "\"" + path + "\" is not a clean path (it would be \"" + normal + "\")");
+  }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) check_resolved(spec, field, path);
+}
+
+// The sandbox's init connects to it by path, which a unix socket address holds with its NUL.
+constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
+
+// ProxySocket, ProxyPort and EgressDir: set for network proxied, and only for it. Whether the
+// socket exists is stage 1's to say: the proxy may start after the Spec was made.
+void check_proxy(const Spec &spec) {
+  if (spec.network != Network::proxied) {
+    const std::string only =
+        "is set, but only network proxied goes through the egress proxy "
+        "(network is \"" +
+        std::string(to_string(spec.network)) + "\")";
+    if (!spec.proxy_socket.empty()) throw SpecError(spec.plugin_name, "ProxySocket", only);
+    if (spec.proxy_port != 0) throw SpecError(spec.plugin_name, "ProxyPort", only);
+    if (!spec.egress_dir.empty()) throw SpecError(spec.plugin_name, "EgressDir", only);
+    return;
+  }
+  check_clean(spec, "ProxySocket", spec.proxy_socket);
+  if (spec.proxy_socket.size() > kMaxSocketPath) {
+    throw SpecError(spec.plugin_name, "ProxySocket",
+                    "\"" + spec.proxy_socket + "\" is longer than a unix socket address holds (" +
+                        std::to_string(kMaxSocketPath) + " bytes)");
+  }
+  if (spec.proxy_port == 0) {
+    throw SpecError(spec.plugin_name, "ProxyPort",
+                    "is 0; network proxied needs the port inside the sandbox that leads to the "
+                    "egress proxy (1 to 65535)");
+  }
+  if (!spec.egress_dir.empty()) check_clean(spec, "EgressDir", spec.egress_dir);
+}
+
 }  // namespace
 
 void check_spec(const Spec &spec) {
@@ -68,6 +117,7 @@ void check_spec(const Spec &spec) {
       throw SpecError(spec.plugin_name, "Args[" + std::to_string(i) + "]", "contains NUL");
     }
   }
+  check_proxy(spec);
 }
 
 }  // namespace sandbox_host

@@ -51,6 +51,9 @@ void put_spec(json::object &object, const Spec &spec) {
   object["network"] = to_string(spec.network);
   object["read_paths"] = to_array(spec.read_paths);
   object["args"] = to_array(spec.args);
+  object["proxy_socket"] = spec.proxy_socket;
+  object["proxy_port"] = static_cast<std::int64_t>(spec.proxy_port);
+  object["egress_dir"] = spec.egress_dir;
 }
 
 Network network_field(const json::object &object) {
@@ -58,6 +61,16 @@ Network network_field(const json::object &object) {
   auto parsed = parse_network(network);
   if (!parsed) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
   return *parsed;
+}
+
+std::uint16_t port_field(const json::object &object, const char *name) {
+  const json::value *value = object.if_contains(name);
+  if (value == nullptr || !value->is_int64() || value->get_int64() < 0 ||
+      value->get_int64() > UINT16_MAX) {
+    throw std::invalid_argument(std::string("spec: field \"") + name +
+                                "\" is not a port (0 to 65535)");
+  }
+  return static_cast<std::uint16_t>(value->get_int64());
 }
 
 Spec get_spec(const json::object &object) {
@@ -69,6 +82,9 @@ Spec get_spec(const json::object &object) {
   spec.network = network_field(object);
   spec.read_paths = list(object, "read_paths");
   spec.args = list(object, "args");
+  spec.proxy_socket = field(object, "proxy_socket");
+  spec.proxy_port = port_field(object, "proxy_port");
+  spec.egress_dir = field(object, "egress_dir");
   return spec;
 }
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 2
+#define SANDBOX_HOST_ABI_MINOR 3
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -89,9 +89,15 @@ typedef struct sh_spec {
   sh_str binary_path;
   sh_str socket_dir;
   sh_str tmp_dir;
-  sh_str network; /* "none" or "outbound" */
+  sh_str network; /* "none", "outbound" or (since 1.3) "proxied" */
   sh_str_list read_paths;
   sh_str_list args; /* the plugin's arguments after the binary */
+  /* Since 1.3, for network "proxied" (empty and 0 otherwise): the egress proxy's unix socket
+   * on the host, the port on 127.0.0.1 inside the sandbox that leads to it, and the egress
+   * directory (the proxy's CA bundle), "" for none. */
+  sh_str proxy_socket;
+  sh_str egress_dir;
+  uint32_t proxy_port;
 } sh_spec;
 
 typedef struct sh_probe_report {
@@ -139,9 +145,9 @@ typedef struct sh_backend_v1 {
   /* Since 1.1; NULL when the backend only sets up for a known Spec. Runs in the re-exec'd
    * child like stage1, but before the launch exists, so that a long-running host can keep
    * sandboxes ready: set up everything that does not depend on the Spec beyond its network
-   * (sh_str "none" or "outbound"), take the launch from source (which refuses one for
-   * another network), finish and exec the plugin. Returns only on failure, with
-   * "<step>: <reason>" in error. */
+   * (sh_str "none", "outbound" or, since 1.3, "proxied"), take the launch from source
+   * (which refuses one for another network), finish and exec the plugin. Returns only on
+   * failure, with "<step>: <reason>" in error. */
   int32_t (*stage1_prepared)(void *instance, sh_str network, const sh_launch_source *source,
                              sh_writer *error) SH_NOEXCEPT;
 } sh_backend_v1;

@@ -1,6 +1,7 @@
 // The vocabulary shared by the host and its modules: a plugin launch and a backend's probe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,15 +13,17 @@ namespace sandbox_host {
 enum class Network {
   none,      // only the unix socket in SocketDir
   outbound,  // the host's network
+  proxied,   // an empty network namespace whose one way out is the egress proxy
 };
 
 constexpr std::string_view to_string(Network network) {
-  return network == Network::none ? "none" : "outbound";
+  return network == Network::none ? "none" : network == Network::outbound ? "outbound" : "proxied";
 }
 
 constexpr std::optional<Network> parse_network(std::string_view text) {
   if (text == "none") return Network::none;
   if (text == "outbound") return Network::outbound;
+  if (text == "proxied") return Network::proxied;
   return std::nullopt;
 }
 
@@ -33,6 +36,12 @@ struct Spec {
   Network network = Network::none;
   std::vector<std::string> read_paths;  // extra recursive read-only grants
   std::vector<std::string> args;        // the plugin's arguments after the binary
+  // Network proxied only; empty (and 0) for the others. The egress proxy's unix socket on
+  // the host, which the sandbox relays 127.0.0.1:proxy_port to, and the egress directory
+  // (the proxy's CA bundle), bound read-only where it exists; "" for none.
+  std::string proxy_socket{};
+  std::uint16_t proxy_port = 0;
+  std::string egress_dir{};
 };
 
 // What a backend found when probing this host.

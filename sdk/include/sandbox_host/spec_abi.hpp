@@ -6,6 +6,8 @@
 #include <sandbox_host/spec.hpp>
 #include <sandbox_host/strings.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +27,9 @@ class SpecAbiView {
     raw_.network = to_sh_str(to_string(spec.network));
     raw_.read_paths = {read_paths_.data(), read_paths_.size()};
     raw_.args = {args_.data(), args_.size()};
+    raw_.proxy_socket = to_sh_str(spec.proxy_socket);
+    raw_.egress_dir = to_sh_str(spec.egress_dir);
+    raw_.proxy_port = spec.proxy_port;
   }
   SpecAbiView(const SpecAbiView &) = delete;
   SpecAbiView &operator=(const SpecAbiView &) = delete;
@@ -43,8 +48,11 @@ class SpecAbiView {
   sh_spec raw_{};
 };
 
+// Fields appended to sh_spec since ABI 1.0 are read only where struct_size has them.
 inline Spec from_abi(const sh_spec &raw) {
-  if (raw.struct_size < sizeof(sh_spec)) throw std::invalid_argument("spec: struct too small");
+  if (raw.struct_size < offsetof(sh_spec, proxy_socket)) {
+    throw std::invalid_argument("spec: struct too small");
+  }
   Spec spec;
   spec.plugin_name = to_view(raw.plugin_name);
   spec.binary_path = to_view(raw.binary_path);
@@ -57,6 +65,15 @@ inline Spec from_abi(const sh_spec &raw) {
   spec.network = *network;
   spec.read_paths = to_strings(raw.read_paths);
   spec.args = to_strings(raw.args);
+  if (raw.struct_size >= sizeof(sh_spec)) {
+    if (raw.proxy_port > UINT16_MAX) {
+      throw std::invalid_argument("spec: proxy port " + std::to_string(raw.proxy_port) +
+                                  " is out of range (0 to 65535)");
+    }
+    spec.proxy_socket = to_view(raw.proxy_socket);
+    spec.egress_dir = to_view(raw.egress_dir);
+    spec.proxy_port = static_cast<std::uint16_t>(raw.proxy_port);
+  }
   return spec;
 }
 

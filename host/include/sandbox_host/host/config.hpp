@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -52,6 +53,53 @@ struct BrokerConfig {
   BrokerIdentity identity = BrokerIdentity::lock;  // "lock" or "scan"
 };
 
+// A TCP listener on the loopback interface.
+struct LoopbackEndpoint {
+  std::string address;     // in 127.0.0.0/8, or "::1"; as written (no brackets)
+  std::uint16_t port = 0;  // 0: any free port
+};
+
+// The [egress] table: the egress proxy (docs/egress.md), and what a plugin with network
+// "proxied" goes through. Names and numbers are checked for their form here; the allow
+// list's entries are the proxy's to parse.
+struct EgressConfig {
+  // key listen; nullopt when written "" (no TCP listener).
+  std::optional<LoopbackEndpoint> listen = LoopbackEndpoint{"127.0.0.1", 3128};
+  // The unix socket listener; load_config() defaults it to <broker.state_dir>/egress.sock.
+  std::filesystem::path socket;
+  std::vector<std::string> allow;            // hosts commands reach
+  std::vector<std::string> allow_addresses;  // CIDRs allowed despite the special-range rules
+  std::vector<std::string> inject;           // hosts whose port-443 requests get the token
+  // Host name -> the addresses it resolves to, instead of DNS (curl's --resolve).
+  std::map<std::string, std::vector<std::string>> resolve;
+  std::vector<std::string> token_command;      // absolute path and arguments; empty: no token
+  std::chrono::seconds renew_every{300};       // key renew_every_s, 10..86400
+  std::chrono::seconds renew_bound{30};        // key renew_bound_s, 1..3600
+  std::chrono::seconds renew_cold_bound{120};  // key renew_cold_bound_s, 1..3600
+  // key renew_backoff_s, each 1..86400: the waits before the retries after failed reads.
+  std::vector<std::chrono::seconds> renew_backoff{std::chrono::seconds(5), std::chrono::seconds(15),
+                                                  std::chrono::seconds(60)};
+  std::filesystem::path upstream_ca_bundle;  // PEM file; empty: the system's roots
+  std::filesystem::path runtime_dir;         // empty: $XDG_RUNTIME_DIR
+  bool same_user = true;                     // refuse connections of other local users
+  std::chrono::seconds connect_timeout{10};  // key connect_timeout_s, 1..600
+  std::chrono::seconds head_timeout{10};     // key head_timeout_s, 1..600
+  std::chrono::seconds idle_timeout{300};    // key idle_timeout_s, 1..86400
+  std::size_t max_tunnels = 20000;           // 1..1000000
+  std::chrono::days ca_validity{30};         // key ca_validity_days, 1..3650
+  std::chrono::hours leaf_validity{24};      // key leaf_validity_hours, 1..8760, within the CA's
+
+  // The port on 127.0.0.1 inside a proxied plugin's sandbox: listen's, else 3128.
+  std::uint16_t sandbox_port() const noexcept;
+};
+
+// The egress directory (the proxy's CA bundle, docs/egress.md):
+// <runtime_dir or $XDG_RUNTIME_DIR>/clawpatrol-sandbox/egress, empty without a runtime
+// directory (XDG_RUNTIME_DIR unset or relative).
+std::filesystem::path egress_dir(const EgressConfig &egress);
+// The same for the given value of XDG_RUNTIME_DIR (null: unset).
+std::filesystem::path egress_dir(const EgressConfig &egress, const char *xdg_runtime_dir);
+
 // One [ops.<name>] table: the operator's settings for an enabled operation.
 struct OpSettings {
   // Variables of the requester's environment the broker hands the operation (requester_env).
@@ -71,6 +119,8 @@ struct Config {
   std::string audit_path = "stderr";
   std::map<std::string, PluginConfig> plugins;
   BrokerConfig broker;
+  // Present when the file has an [egress] table: the operator enabled the egress proxy.
+  std::optional<EgressConfig> egress;
   // Keyed by operation name; only operations in ops_enabled have settings.
   std::map<std::string, OpSettings> op_settings;
 
@@ -86,6 +136,10 @@ inline constexpr const char *kDefaultConfigPath = "/etc/sandbox-host/config.toml
 std::filesystem::path default_state_dir();
 // The same for the given effective uid and values of XDG_STATE_HOME and HOME (null: unset).
 std::filesystem::path default_state_dir(uid_t uid, const char *xdg_state_home, const char *home);
+
+// Points spec at the egress proxy for network proxied: its socket (symlinks resolved as far
+// as the path exists), the port inside the sandbox, and the egress directory.
+void route_through_egress(Spec &spec, const EgressConfig &egress);
 
 // Built-in defaults: every backend enabled, priority namespaces > landlock > seatbelt, the
 // module directories next to this executable and the installed one.

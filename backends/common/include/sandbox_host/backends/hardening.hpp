@@ -1,6 +1,8 @@
 // Process hardening shared by the Linux backends. Each step throws SetupError naming itself.
 #pragma once
 
+#include <vector>
+
 namespace sandbox_host::backends {
 
 // Drops every capability: effective, permitted, inheritable, ambient and bounding sets, so
@@ -24,8 +26,8 @@ void set_no_new_privs();
 // host's terminal through an inherited one.
 void new_session();
 
-// Closes every descriptor above stderr but keep, which becomes close-on-exec.
-void close_descriptors_except(int keep);
+// Closes every descriptor above stderr but those in keep, which become close-on-exec.
+void close_descriptors_except(std::vector<int> keep);
 
 // Which namespaces the process has; the filter stands in for the missing ones.
 enum class Namespaces {

@@ -1,0 +1,16 @@
+// The Authorization header the egress proxy sets for an inject host (seed 000's
+// Authorization): git's endpoint on github.com takes Basic only, the API a token.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sandbox_host::egress {
+
+// github.com: "Basic " + base64("x-access-token:" + token); any other host (api.github.com
+// ...): "token " + token. host is compared case-insensitively, one trailing dot ignored.
+// Throws std::invalid_argument, never naming the token, for an empty token or one with a
+// control character or space, which would end or split the header.
+std::string authorization(std::string_view host, std::string_view token);
+
+}  // namespace sandbox_host::egress

@@ -1,0 +1,87 @@
+// The GitHub token the egress proxy injects, and what keeps it fresh (seed 000's Token,
+// GitHubRenewal and KeepGitHub): read from the operator's command now and then, held in
+// memory alone, and never named in a message.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sandbox_host::egress {
+
+// The token now; empty while there is none. Thread-safe.
+class Token {
+ public:
+  std::string get() const;
+  void set(std::string token);
+  bool held() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::string token_;
+};
+
+// How TokenKeeper reads the token: every `every` while reads succeed; after each failed
+// read in a row it waits the next step of backoff, and once those are spent, `every`. A
+// read is cut at bound while a token is held, at cold_bound while none is: a host started
+// at boot reads first while the command may still wait on what the boot has not brought
+// up, and a long wait with no token fails every call in the meantime.
+struct TokenRenewal {
+  std::chrono::milliseconds every{std::chrono::minutes(5)}, bound{std::chrono::seconds(30)},
+      cold_bound{std::chrono::minutes(2)};
+  std::vector<std::chrono::milliseconds> backoff{std::chrono::seconds(5), std::chrono::seconds(15),
+                                                 std::chrono::seconds(60)};
+};
+
+// A read that gave no token; its message is the cause and never holds the token.
+struct TokenReadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the token once, within bound, giving up early once stop is requested. Throws
+// TokenReadError on failure.
+using TokenReader =
+    std::function<std::string(std::chrono::milliseconds bound, std::stop_token stop)>;
+
+// The operator's token command: argv[0] an absolute path, run with the rest as arguments,
+// no shell, this process's environment, in its own session, killed with its descendants
+// when cut. Its stdout, trimmed, is the token. A non-zero exit, a cut at the bound, output
+// of more than 64 KiB, no output ("no token in the command's output") or more than one
+// line are read errors naming the cause; its stderr is dropped, since it may echo the
+// token. Throws std::invalid_argument for an empty argv or a relative path.
+TokenReader command_token_reader(std::vector<std::string> argv);
+
+// Seed 000's KeepGitHub: sets token to what read returns, at once and then as renewal
+// says, on a thread of its own until destroyed; destruction stops it promptly, mid-wait
+// or mid-read. A failed read keeps the token held. say gets one line per read ("token
+// read", "token renewed", "token read failed: <cause>; keeping the token held; next read
+// in 5 s"), never the token.
+class TokenKeeper {
+ public:
+  // Throws std::invalid_argument for a duration that is not positive or an empty read.
+  TokenKeeper(Token &token, TokenRenewal renewal, TokenReader read,
+              std::function<void(const std::string &)> say);
+  ~TokenKeeper();
+  TokenKeeper(const TokenKeeper &) = delete;
+  TokenKeeper &operator=(const TokenKeeper &) = delete;
+
+ private:
+  void keep(std::stop_token stop);
+  void tell(const std::string &line) const;
+
+  Token &token_;
+  TokenRenewal renewal_;
+  TokenReader read_;
+  std::function<void(const std::string &)> say_;
+  std::mutex wait_mutex_;
+  std::condition_variable_any wait_;
+  std::jthread thread_;  // last: stopped and joined before the members it uses go
+};
+
+}  // namespace sandbox_host::egress

@@ -1,0 +1,75 @@
+#include "commands.hpp"
+
+#include <sandbox_host/host/egress/egress_service.hpp>
+#include <sandbox_host/host/host.hpp>
+
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+
+namespace sandbox_host::cli {
+namespace {
+
+struct EgressCommandOptions {
+  std::optional<std::string> config;
+};
+
+int run_egress(const EgressCommandOptions &options) {
+  Host host(load_config_or_defaults(options.config));
+  if (!host.config().egress) {
+    std::cerr << "sandbox-host egress: the config has no [egress] table; the proxy has no "
+                 "allow list to serve (docs/egress.md)\n";
+    return kHostFailure;
+  }
+  sigset_t ending = ending_signals();
+  pthread_sigmask(SIG_BLOCK, &ending, nullptr);
+  egress::EgressService service(*host.config().egress, host.audit(), sandbox_host_executable(),
+                                egress_log);
+  describe_egress(service, std::cerr);
+  int signal = 0;
+  sigwait(&ending, &signal);
+  std::cerr << "sandbox-host egress: stopped by signal " << signal << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+sigset_t ending_signals() {
+  sigset_t ending;
+  sigemptyset(&ending);
+  sigaddset(&ending, SIGINT);
+  sigaddset(&ending, SIGTERM);
+  sigaddset(&ending, SIGHUP);
+  return ending;
+}
+
+std::filesystem::path sandbox_host_executable() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path() / SANDBOX_HOST_EXE_RELATIVE_PATH).lexically_normal();
+}
+
+void egress_log(const std::string &line) {
+  std::cerr << "sandbox-host egress: " << line << std::endl;
+}
+
+void describe_egress(egress::EgressService &service, std::ostream &out) {
+  auto &proxy = service.proxy();
+  out << "sandbox-host egress: proxy on ";
+  if (proxy.port() != 0) out << "127.0.0.1:" << proxy.port();
+  if (proxy.port() != 0 && !proxy.socket().empty()) out << " and ";
+  if (!proxy.socket().empty()) out << proxy.socket().string();
+  if (!service.directory().empty()) out << "; egress directory " << service.directory().string();
+  out << std::endl;
+}
+
+Command add_egress_command(CLI::App &app) {
+  auto options = std::make_shared<EgressCommandOptions>();
+  auto *sub = app.add_subcommand(
+      "egress", "Run the egress proxy alone (the [egress] table) until SIGINT/SIGTERM");
+  sub->add_option("--config", options->config, "Config file");
+  return {sub, [options] { return run_egress(*options); }};
+}
+
+}  // namespace sandbox_host::cli

@@ -1,0 +1,146 @@
+#include <sandbox_host/host/egress/peer_identity.hpp>
+#include <sandbox_host/unique_fd.hpp>
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace sandbox_host::egress {
+namespace {
+
+std::string address_text(const sockaddr_storage &address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    const auto &in = reinterpret_cast<const sockaddr_in &>(address);
+    ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(ntohs(in.sin_port));
+  }
+  const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
+  ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text);
+  return "[" + std::string(text) + "]:" + std::to_string(ntohs(in6.sin6_port));
+}
+
+// An IPv4 peer of a dual-stack socket shows as ::ffff:a.b.c.d; its own socket is AF_INET.
+sockaddr_storage unmapped(const sockaddr_storage &address) {
+  if (address.ss_family != AF_INET6) return address;
+  const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
+  if (!IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return address;
+  sockaddr_storage v4{};
+  auto &in = reinterpret_cast<sockaddr_in &>(v4);
+  in.sin_family = AF_INET;
+  in.sin_port = in6.sin6_port;
+  std::memcpy(&in.sin_addr, in6.sin6_addr.s6_addr + 12, 4);
+  return v4;
+}
+
+void fill_endpoint(const sockaddr_storage &address, __be16 &port, __be32 (&bytes)[4]) {
+  if (address.ss_family == AF_INET) {
+    const auto &in = reinterpret_cast<const sockaddr_in &>(address);
+    port = in.sin_port;
+    std::memcpy(bytes, &in.sin_addr, 4);
+  } else {
+    const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
+    port = in6.sin6_port;
+    std::memcpy(bytes, &in6.sin6_addr, 16);
+  }
+}
+
+// The owner of the TCP socket whose source is `source` and destination `destination`: one
+// exact lookup in the kernel's socket table, not a walk through /proc/net/tcp, which grows
+// with every connection on the host.
+std::optional<uid_t> tcp_socket_owner(const sockaddr_storage &source,
+                                      const sockaddr_storage &destination) {
+  const UniqueFd diag(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+  if (!diag) return std::nullopt;
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 request;
+  } message{};
+  message.header.nlmsg_len = sizeof message;
+  message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  message.header.nlmsg_flags = NLM_F_REQUEST;
+  message.request.sdiag_family = static_cast<__u8>(source.ss_family);
+  message.request.sdiag_protocol = IPPROTO_TCP;
+  message.request.idiag_states = ~0U;
+  auto &id = message.request.id;
+  fill_endpoint(source, id.idiag_sport, id.idiag_src);
+  fill_endpoint(destination, id.idiag_dport, id.idiag_dst);
+  id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+  id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(diag.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
+               sizeof kernel) != static_cast<ssize_t>(sizeof message)) {
+    return std::nullopt;
+  }
+  alignas(nlmsghdr) char reply[8192];
+  ssize_t length;
+  do {
+    length = ::recv(diag.get(), reply, sizeof reply, 0);
+  } while (length < 0 && errno == EINTR);
+  if (length <= 0) return std::nullopt;
+  const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
+  if (!NLMSG_OK(header, static_cast<unsigned>(length)) ||
+      header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+      header->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+    return std::nullopt;  // NLMSG_ERROR: no such socket (it is on another host)
+  }
+  return static_cast<const inet_diag_msg *>(NLMSG_DATA(header))->idiag_uid;
+}
+
+}  // namespace
+
+std::string Peer::describe() const {
+  std::string text = address;
+  if (pid > 0) text += " pid " + std::to_string(pid);
+  text += uid ? " (uid " + std::to_string(*uid) + ")" : " (uid unknown)";
+  return text;
+}
+
+Peer identify_peer(int fd) {
+  Peer peer;
+  sockaddr_storage local{}, remote{};
+  socklen_t local_length = sizeof local, remote_length = sizeof remote;
+  if (::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &local_length) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr *>(&remote), &remote_length) != 0) {
+    peer.address = "unknown";
+    return peer;
+  }
+  if (local.ss_family == AF_UNIX) {
+    peer.address = "unix";
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
+      peer.uid = credentials.uid;
+      peer.pid = credentials.pid;
+    }
+    return peer;
+  }
+  remote = unmapped(remote);
+  local = unmapped(local);
+  peer.address = address_text(remote);
+  // The peer's socket runs from its address to ours.
+  peer.uid = tcp_socket_owner(remote, local);
+  return peer;
+}
+
+std::string same_user_refusal(const Peer &peer, uid_t uid) {
+  if (!peer.uid) {
+    return "the connection's owner is unknown (not a local socket); the proxy serves uid " +
+           std::to_string(uid) + " only";
+  }
+  if (*peer.uid != uid) {
+    return "the connection belongs to uid " + std::to_string(*peer.uid) +
+           "; the proxy serves uid " + std::to_string(uid) + " only";
+  }
+  return {};
+}
+
+}  // namespace sandbox_host::egress

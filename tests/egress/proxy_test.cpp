@@ -1,0 +1,405 @@
+// The egress proxy against real clients (curl, git, openssl) and a stand-in internet on
+// loopback: what passes, every refusal, and where the token goes and where it never does.
+#include "../support/fixtures.hpp"
+#include "egress_world.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+namespace sandbox_host::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class EgressProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the stand-in upstream listens on ports 80 and 443";
+    world_ = std::make_unique<EgressWorld>();
+  }
+  std::unique_ptr<EgressWorld> world_;
+};
+
+// A TCP connection to the proxy, for the tests that speak the protocol by hand.
+int connect_to_proxy(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  return fd;
+}
+
+std::string read_until(int fd, const std::string &end) {
+  std::string text;
+  char chunk[4096];
+  while (!contains(text, end)) {
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+TEST_F(EgressProxyTest, PlainHttpToAnAllowedHostPasses) {
+  world_->start_proxy();
+  const auto result = world_->curl({"http://plain.test/headers"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, R"(["Host", "plain.test"])")) << result.out;
+  EXPECT_FALSE(contains(result.out, "Proxy-Connection")) << result.out;
+  EXPECT_FALSE(contains(result.out, "Authorization")) << result.out;
+}
+
+TEST_F(EgressProxyTest, HttpsThroughConnectIsAnOpaqueTunnel) {
+  world_->start_proxy();
+  const auto result =
+      world_->curl({"--cacert", world_->upstream_ca().string(), "https://plain.test/headers"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, R"("path": "/headers")")) << result.out;
+  EXPECT_FALSE(contains(result.out, "Authorization"));
+}
+
+TEST_F(EgressProxyTest, Socks5hResolvesOnTheProxySide) {
+  world_->start_proxy();
+  const auto result =
+      world_->curl({"--proxy", "socks5h://127.0.0.1:" + std::to_string(world_->port()), "--cacert",
+                    world_->upstream_ca().string(), "https://plain.test/headers"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, R"("path": "/headers")")) << result.out;
+}
+
+TEST_F(EgressProxyTest, TheUnixSocketServesTheSameProxy) {
+  world_->start_proxy();
+  const std::string proxy = "socks5h://localhost" + world_->socket().string();
+  const auto result = world_->curl({"--proxy", proxy, "http://plain.test/headers"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out, R"(["Host", "plain.test"])")) << result.out;
+}
+
+TEST_F(EgressProxyTest, AHostOffTheAllowListIsRefusedWithItsRule) {
+  world_->start_proxy();
+  const auto plain = world_->curl({"-i", "http://denied.test/headers"});
+  EXPECT_TRUE(contains(plain.out, "403 Forbidden")) << plain.out;
+  EXPECT_TRUE(contains(plain.out, "denied.test")) << plain.out;
+  EXPECT_TRUE(contains(plain.out, "no entry")) << plain.out;
+  const auto tunnel = world_->curl({"-v", "https://denied.test/"});
+  EXPECT_NE(tunnel.code, 0);
+  EXPECT_TRUE(contains(tunnel.err, "403")) << tunnel.err;
+  EXPECT_TRUE(world_->said_containing("denied.test:443")) << world_->said().size();
+  const auto socks = world_->curl(
+      {"--proxy", "socks5h://127.0.0.1:" + std::to_string(world_->port()), "http://denied.test/"});
+  EXPECT_NE(socks.code, 0);
+  EXPECT_TRUE(world_->said_containing("denied.test:80"));
+}
+
+TEST_F(EgressProxyTest, APortTheEntryDoesNotNameIsRefused) {
+  world_->start_proxy();
+  const auto result = world_->curl({"-i", "http://plain.test:8080/headers"});
+  EXPECT_TRUE(contains(result.out, "403 Forbidden")) << result.out;
+  EXPECT_TRUE(contains(result.out, "8080")) << result.out;
+}
+
+TEST_F(EgressProxyTest, ApexIsNotASubdomain) {
+  world_->start_proxy([](egress::EgressOptions &options) {
+    options.allow = egress::HostAllowList::parse({"*.test"});
+  });
+  EXPECT_TRUE(contains(world_->curl({"-i", "http://plain.test/headers"}).out, "200 OK"));
+  const auto apex = world_->curl({"-i", "http://test/headers"});
+  EXPECT_TRUE(contains(apex.out, "403 Forbidden")) << apex.out;
+}
+
+TEST_F(EgressProxyTest, LoopbackInEverySpellingIsRefused) {
+  world_->start_proxy();
+  // 127.0.0.2 is on the allow list, but not among the addresses the operator allowed.
+  for (const std::string host : {"127.0.0.2", "127.2", "0x7f.0.0.2", "0177.0.0.2", "2130706434"}) {
+    const auto result = world_->curl({"-i", "http://" + host + "/"});
+    EXPECT_TRUE(contains(result.out, "403 Forbidden")) << host << ": " << result.out;
+    EXPECT_TRUE(contains(result.out, "127.0.0.2")) << host << ": " << result.out;
+    EXPECT_TRUE(contains(result.out, "loopback 127.0.0.0/8")) << host << ": " << result.out;
+  }
+  // An IPv6 spelling is another host to the allow list, and refused there already.
+  const auto mapped = world_->curl({"-i", "http://[::ffff:127.0.0.2]/"});
+  EXPECT_TRUE(contains(mapped.out, "403 Forbidden")) << mapped.out;
+  EXPECT_TRUE(contains(mapped.out, "[::ffff:127.0.0.2]:80")) << mapped.out;
+  const auto named = world_->curl({"-i", "http://loopy.test/"});
+  EXPECT_TRUE(contains(named.out, "403 Forbidden")) << named.out;
+  EXPECT_TRUE(contains(named.out, "loopback")) << named.out;
+  // The proxy's own address is refused in its own words.
+  const auto own = world_->curl({"-i", "http://0x7f.1/"});
+  EXPECT_TRUE(contains(own.out, "this proxy's own address")) << own.out;
+}
+
+TEST_F(EgressProxyTest, ANameResolvingToAPublicAndAPrivateAddressIsRefused) {
+  world_->start_proxy([&](egress::EgressOptions &options) {
+    options.resolve["plain.test"].push_back(*egress::parse_ip_literal("10.1.2.3"));
+  });
+  const auto result = world_->curl({"-i", "http://plain.test/headers"});
+  EXPECT_TRUE(contains(result.out, "403 Forbidden")) << result.out;
+  EXPECT_TRUE(contains(result.out, "10.1.2.3")) << result.out;
+}
+
+TEST_F(EgressProxyTest, TheProxyAddsTheTokenForInjectHostsAndReplacesTheClients) {
+  world_->start_proxy();
+  const auto api =
+      world_->curl({"--cacert", world_->proxy_ca().string(), "-H",
+                    "Authorization: Bearer the-clients-own", "https://api.github.com/headers"});
+  ASSERT_EQ(api.code, 0) << api.err;
+  EXPECT_TRUE(contains(api.out, std::string("\"token ") + kTestToken + "\"")) << api.out;
+  EXPECT_FALSE(contains(api.out, "the-clients-own")) << api.out;
+  const auto git =
+      world_->curl({"--cacert", world_->proxy_ca().string(), "https://github.com/headers"});
+  ASSERT_EQ(git.code, 0) << git.err;
+  EXPECT_TRUE(contains(git.out, "\"Basic ")) << git.out;
+}
+
+TEST_F(EgressProxyTest, TheProxysCaIsTrustedForTheInjectHostsAlone) {
+  world_->start_proxy();
+  // plain.test is tunnelled: its certificate is the stand-in's, which the proxy's CA does
+  // not vouch for.
+  const auto result =
+      world_->curl({"--cacert", world_->proxy_ca().string(), "https://plain.test/headers"});
+  EXPECT_EQ(result.code, 60) << result.err;  // curl: peer certificate cannot be authenticated
+}
+
+TEST_F(EgressProxyTest, AnInnerHostOtherThanTheTargetIsRefused) {
+  world_->start_proxy();
+  const auto result = world_->curl({"-i", "--cacert", world_->proxy_ca().string(), "-H",
+                                    "Host: github.com", "https://api.github.com/headers"});
+  EXPECT_TRUE(contains(result.out, "421")) << result.out;
+  EXPECT_FALSE(contains(result.out, kTestToken));
+  EXPECT_TRUE(world_->said_containing("Host differs"));
+}
+
+TEST_F(EgressProxyTest, AServerNameOtherThanTheTargetIsRefused) {
+  world_->start_proxy();
+  const int fd = connect_to_proxy(world_->port());
+  ASSERT_GE(fd, 0);
+  const std::string connect =
+      "CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n";
+  ASSERT_EQ(::send(fd, connect.data(), connect.size(), 0), static_cast<ssize_t>(connect.size()));
+  EXPECT_TRUE(contains(read_until(fd, "\r\n\r\n"), " 200 "));
+  SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+  SSL *ssl = SSL_new(context);
+  SSL_set_tlsext_host_name(ssl, "github.com");
+  SSL_set_fd(ssl, fd);
+  EXPECT_NE(SSL_connect(ssl), 1);
+  SSL_free(ssl);
+  SSL_CTX_free(context);
+  ::close(fd);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(world_->said_containing("differs from the CONNECT target")) << world_->said().size();
+}
+
+// A TLS client inside a CONNECT tunnel to host, offering alpn (empty: none); null when the
+// handshake failed.
+struct TunnelTls {
+  int fd = -1;
+  SSL_CTX *context = nullptr;
+  SSL *ssl = nullptr;
+  bool connected = false;
+  TunnelTls(std::uint16_t port, const std::string &host, const std::string &ca,
+            const std::vector<unsigned char> &alpn) {
+    fd = connect_to_proxy(port);
+    const std::string connect =
+        "CONNECT " + host + ":443 HTTP/1.1\r\nHost: " + host + ":443\r\n\r\n";
+    ::send(fd, connect.data(), connect.size(), 0);
+    if (!contains(read_until(fd, "\r\n\r\n"), " 200 ")) return;
+    context = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_load_verify_locations(context, ca.c_str(), nullptr);
+    SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
+    ssl = SSL_new(context);
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    SSL_set1_host(ssl, host.c_str());
+    if (!alpn.empty()) SSL_set_alpn_protos(ssl, alpn.data(), static_cast<unsigned>(alpn.size()));
+    SSL_set_fd(ssl, fd);
+    connected = SSL_connect(ssl) == 1;
+  }
+  std::string exchange(const std::string &bytes) {
+    SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
+    std::string answer;
+    char chunk[4096];
+    int n;
+    while ((n = SSL_read(ssl, chunk, sizeof chunk)) > 0)
+      answer.append(chunk, static_cast<std::size_t>(n));
+    return answer;
+  }
+  ~TunnelTls() {
+    if (ssl != nullptr) SSL_free(ssl);
+    if (context != nullptr) SSL_CTX_free(context);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+TEST_F(EgressProxyTest, HttpTwoInsideTheTunnelIsRefused) {
+  world_->start_proxy();
+  const std::vector<unsigned char> h2_only{2, 'h', '2'};
+  TunnelTls offered_h2(world_->port(), "api.github.com", world_->proxy_ca().string(), h2_only);
+  EXPECT_FALSE(offered_h2.connected);
+  TunnelTls no_alpn(world_->port(), "api.github.com", world_->proxy_ca().string(), {});
+  ASSERT_TRUE(no_alpn.connected);
+  const std::string answer = no_alpn.exchange("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+  EXPECT_TRUE(contains(answer, "505")) << answer;
+  EXPECT_FALSE(contains(answer, kTestToken));
+  // Offered beside http/1.1, HTTP/2 is simply not chosen.
+  const auto both = world_->curl(
+      {"--cacert", world_->proxy_ca().string(), "--http2", "https://api.github.com/headers"});
+  EXPECT_EQ(both.code, 0) << both.err;
+  EXPECT_TRUE(contains(both.out, kTestToken)) << both.out;
+}
+
+TEST_F(EgressProxyTest, H2cUpgradeIsRefused) {
+  world_->start_proxy();
+  const auto result =
+      world_->curl({"-i", "-H", "Upgrade: h2c", "-H", "Connection: Upgrade", "--cacert",
+                    world_->proxy_ca().string(), "https://api.github.com/headers"});
+  EXPECT_TRUE(contains(result.out, "501")) << result.out;
+  EXPECT_FALSE(contains(result.out, kTestToken));
+}
+
+TEST_F(EgressProxyTest, ARedirectToAnotherHostDoesNotCarryTheToken) {
+  world_->start_proxy();
+  // curl takes one --cacert: both CAs in one file.
+  const auto both = world_->dir() / "both-cas.pem";
+  {
+    std::ofstream out(both);
+    out << std::ifstream(world_->proxy_ca()).rdbuf()
+        << std::ifstream(world_->upstream_ca()).rdbuf();
+  }
+  for (const std::string to : {"http://plain.test/headers", "https://plain.test/headers"}) {
+    const auto result =
+        world_->curl({"-L", "--cacert", both.string(), "https://api.github.com/redirect?to=" + to});
+    ASSERT_EQ(result.code, 0) << to << ": " << result.err;
+    EXPECT_TRUE(contains(result.out, R"("path": "/headers")")) << result.out;
+    EXPECT_FALSE(contains(result.out, "Authorization")) << to << ": " << result.out;
+  }
+}
+
+TEST_F(EgressProxyTest, GitClonesThroughTheInjectedHeaderAlone) {
+  world_->start_proxy();
+  const auto target = world_->dir() / "clone";
+  std::vector<std::string> git{"/usr/bin/git",
+                               "-c",
+                               "http.proxy=" + world_->proxy_url(),
+                               "-c",
+                               "http.sslCAInfo=" + world_->proxy_ca().string(),
+                               "-c",
+                               "credential.helper=",
+                               "clone",
+                               "-q",
+                               "https://github.com/git/repo.git",
+                               target.string()};
+  ProcessOptions options;
+  options.env = std::vector<std::string>{"PATH=/usr/bin:/bin", "HOME=" + world_->dir().string(),
+                                         "GIT_TERMINAL_PROMPT=0"};
+  const auto result = run_process(git, options);
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::ifstream readme(target / "README");
+  std::string line;
+  std::getline(readme, line);
+  EXPECT_EQ(line, "served through the egress proxy");
+
+  // Without the token the same clone fails: the header is what lets it in.
+  world_->stop_proxy();
+  world_->start_proxy([](egress::EgressOptions &options) { options.token->set(""); });
+  git[2] = "http.proxy=" + world_->proxy_url();
+  git.back() = (world_->dir() / "clone-without").string();
+  const auto refused = run_process(git, options);
+  EXPECT_NE(refused.code, 0);
+  // git met the upstream's 401 and, with prompts off, gives up asking for a username.
+  EXPECT_TRUE(contains(refused.err, "could not read Username")) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(world_->dir() / "clone-without" / "README"));
+}
+
+TEST_F(EgressProxyTest, BodiesAreReframedBothWays) {
+  world_->start_proxy();
+  const auto file = world_->dir() / "body";
+  std::string body;
+  for (int i = 0; i < 20000; ++i) body += "line " + std::to_string(i) + "\n";
+  std::ofstream(file) << body;
+  const auto chunked = world_->curl({"-H", "Transfer-Encoding: chunked", "--data-binary",
+                                     "@" + file.string(), "http://plain.test/echo"});
+  ASSERT_EQ(chunked.code, 0) << chunked.err;
+  EXPECT_EQ(chunked.out, body);
+  const auto injected = world_->curl({"--cacert", world_->proxy_ca().string(), "--data-binary",
+                                      "@" + file.string(), "https://api.github.com/echo"});
+  ASSERT_EQ(injected.code, 0) << injected.err;
+  EXPECT_EQ(injected.out, body);
+  const auto chunks =
+      world_->curl({"--cacert", world_->proxy_ca().string(), "https://api.github.com/chunked?n=5"});
+  EXPECT_EQ(chunks.out, "chunk 0\nchunk 1\nchunk 2\nchunk 3\nchunk 4\n");
+}
+
+TEST_F(EgressProxyTest, ASmuggledRequestIsRefused) {
+  world_->start_proxy();
+  const int fd = connect_to_proxy(world_->port());
+  ASSERT_GE(fd, 0);
+  const std::string request =
+      "POST http://plain.test/echo HTTP/1.1\r\nHost: plain.test\r\nContent-Length: 4\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+  ::send(fd, request.data(), request.size(), 0);
+  const std::string answer = read_until(fd, "\n\n");
+  ::close(fd);
+  EXPECT_TRUE(contains(answer, "400 Bad Request")) << answer;
+}
+
+TEST_F(EgressProxyTest, AConnectionFromAnotherUserIsRefused) {
+  world_->start_proxy();
+  const auto result = world_->curl({"http://plain.test/headers"}, as_nobody());
+  EXPECT_NE(result.code, 0);
+  EXPECT_FALSE(contains(result.out, "plain.test"));
+  EXPECT_TRUE(world_->said_containing("uid 65534")) << world_->said().size();
+}
+
+TEST_F(EgressProxyTest, AClientThatSendsNothingIsClosedAtTheHeadTimeout) {
+  world_->start_proxy([](egress::EgressOptions &options) { options.head_timeout = 500ms; });
+  const int fd = connect_to_proxy(world_->port());
+  ASSERT_GE(fd, 0);
+  ::send(fd, "GET http://plain.test/ HTTP/1.1\r\n", 33, 0);
+  const std::string answer = read_until(fd, "\n\n");
+  ::close(fd);
+  EXPECT_TRUE(contains(answer, "408")) << answer;
+  // ... and the proxy kept serving.
+  EXPECT_EQ(world_->curl({"http://plain.test/headers"}).code, 0);
+}
+
+TEST_F(EgressProxyTest, TheTokenAppearsInNoLineTheProxySays) {
+  world_->start_proxy();
+  world_->curl({"--cacert", world_->proxy_ca().string(), "https://api.github.com/headers"});
+  world_->curl({"-i", "--cacert", world_->proxy_ca().string(), "-H", "Host: github.com",
+                "https://api.github.com/headers"});
+  world_->curl({"http://denied.test/"});
+  world_->curl({"--cacert", world_->proxy_ca().string(), "https://api.github.com/redirect?to=x"});
+  ASSERT_FALSE(world_->said().empty());
+  for (const auto &line : world_->said()) EXPECT_FALSE(contains(line, kTestToken)) << line;
+}
+
+TEST_F(EgressProxyTest, BulkDataThroughATunnelArrivesWhole) {
+  world_->start_proxy();
+  const auto result =
+      world_->curl({"--cacert", world_->upstream_ca().string(), "-o", "/dev/null", "-w",
+                    "%{size_download}", "https://plain.test/big?bytes=67108864"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_EQ(result.out, "67108864");
+  // Both ends closed: the tunnel goes.
+  for (int attempt = 0; attempt < 100 && world_->proxy().counts().tunnels != 0; ++attempt) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(world_->proxy().counts().tunnels, 0u);
+}
+
+}  // namespace
+}  // namespace sandbox_host::test
