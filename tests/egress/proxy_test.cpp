@@ -364,16 +364,74 @@ TEST_F(EgressProxyTest, AConnectionFromAnotherUserIsRefused) {
   EXPECT_TRUE(world_->said_containing("uid 65534")) << world_->said().size();
 }
 
-TEST_F(EgressProxyTest, AClientThatSendsNothingIsClosedAtTheHeadTimeout) {
-  world_->start_proxy([](egress::EgressOptions &options) { options.head_timeout = 500ms; });
+TEST_F(EgressProxyTest, ASlowClientHoldsNobodyUpAndIsClosedAtTheHeadTimeout) {
+  world_->start_proxy([](egress::EgressOptions &options) { options.head_timeout = 2s; });
+  // A crowd of clients that never finish their heads...
+  std::vector<int> slow;
+  for (int i = 0; i < 50; ++i) {
+    const int fd = connect_to_proxy(world_->port());
+    ASSERT_GE(fd, 0);
+    ::send(fd, "GET http://plain.test/ HTTP/1.1\r\n", 33, 0);
+    slow.push_back(fd);
+  }
+  // ... while another is served at once.
+  const auto served = world_->curl({"http://plain.test/headers"});
+  EXPECT_EQ(served.code, 0) << served.err;
+  EXPECT_EQ(world_->proxy().counts().sessions, 0u);
+  for (int fd : slow) {
+    const std::string answer = read_until(fd, "\n\n");
+    EXPECT_TRUE(contains(answer, "408")) << answer;
+    ::close(fd);
+  }
+  EXPECT_TRUE(world_->said_containing("sent no complete request within 2 s"));
+}
+
+TEST_F(EgressProxyTest, AnIdleTunnelIsClosed) {
+  world_->start_proxy([](egress::EgressOptions &options) { options.idle_timeout = 1s; });
   const int fd = connect_to_proxy(world_->port());
   ASSERT_GE(fd, 0);
-  ::send(fd, "GET http://plain.test/ HTTP/1.1\r\n", 33, 0);
-  const std::string answer = read_until(fd, "\n\n");
+  const std::string connect = "CONNECT plain.test:443 HTTP/1.1\r\nHost: plain.test:443\r\n\r\n";
+  ::send(fd, connect.data(), connect.size(), 0);
+  ASSERT_TRUE(contains(read_until(fd, "\r\n\r\n"), " 200 "));
+  for (int attempt = 0; attempt < 100 && world_->proxy().counts().tunnels != 1; ++attempt) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(world_->proxy().counts().tunnels, 1u);
+  // Nothing moves either way: the proxy ends it (the read below sees its end, within the
+  // test's 10 s receive limit).
+  char byte;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0);
   ::close(fd);
-  EXPECT_TRUE(contains(answer, "408")) << answer;
-  // ... and the proxy kept serving.
-  EXPECT_EQ(world_->curl({"http://plain.test/headers"}).code, 0);
+  EXPECT_EQ(world_->proxy().counts().tunnels, 0u);
+  EXPECT_TRUE(world_->said_containing("idle for"));
+}
+
+TEST_F(EgressProxyTest, TheTunnelCapRefusesOneMore) {
+  world_->start_proxy([](egress::EgressOptions &options) { options.max_tunnels = 1; });
+  const int held = connect_to_proxy(world_->port());
+  const std::string connect = "CONNECT plain.test:443 HTTP/1.1\r\nHost: plain.test:443\r\n\r\n";
+  ::send(held, connect.data(), connect.size(), 0);
+  ASSERT_TRUE(contains(read_until(held, "\r\n\r\n"), " 200 "));
+  for (int attempt = 0; attempt < 100 && world_->proxy().counts().tunnels != 1; ++attempt) {
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto refused = world_->curl(
+      {"-v", "--cacert", world_->upstream_ca().string(), "https://plain.test/headers"});
+  EXPECT_NE(refused.code, 0);
+  EXPECT_TRUE(contains(refused.err, "503")) << refused.err;
+  ::close(held);
+}
+
+TEST_F(EgressProxyTest, AnUpstreamCertificateTheRootsDoNotVouchForIsRefused) {
+  // The proxy's roots are its own CA here, which did not sign the stand-in's certificate.
+  world_->start_proxy([&](egress::EgressOptions &options) {
+    options.upstream_ca_bundle = "/etc/ssl/certs/ca-certificates.crt";
+  });
+  const auto result = world_->curl(
+      {"-i", "--cacert", world_->proxy_ca().string(), "https://api.github.com/headers"});
+  EXPECT_TRUE(contains(result.out, "502")) << result.out;
+  EXPECT_TRUE(contains(result.out, "not trusted")) << result.out;
+  EXPECT_FALSE(contains(result.out, kTestToken));
 }
 
 TEST_F(EgressProxyTest, TheTokenAppearsInNoLineTheProxySays) {
