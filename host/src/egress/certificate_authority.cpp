@@ -30,18 +30,8 @@ using GeneralSubtreePtr = OpenSslPtr<GENERAL_SUBTREE, GENERAL_SUBTREE_free>;
 using NameConstraintsPtr = OpenSslPtr<NAME_CONSTRAINTS, NAME_CONSTRAINTS_free>;
 using Asn1StringPtr = OpenSslPtr<ASN1_STRING, ASN1_STRING_free>;
 
-// OpenSSL's queued errors, oldest first, after what.
 [[noreturn]] void fail(const std::string &what) {
-  std::string message = what;
-  const char *separator = ": ";
-  while (const unsigned long code = ERR_get_error()) {
-    std::array<char, 256> text{};
-    ERR_error_string_n(code, text.data(), text.size());
-    message += separator;
-    message += text.data();
-    separator = "; ";
-  }
-  throw std::runtime_error(message);
+  throw std::runtime_error(openssl_error(what));
 }
 
 template <class T>
@@ -283,6 +273,19 @@ std::shared_ptr<const LeafCertificate> CertificateAuthority::issue(const std::st
 
   check(EVP_PKEY_up_ref(leaf_key_.get()), "EVP_PKEY_up_ref");
   return std::make_shared<LeafCertificate>(std::move(certificate), EvpPkeyPtr(leaf_key_.get()));
+}
+
+std::string openssl_error(const std::string &what) {
+  std::string message = what;
+  const char *separator = ": ";
+  while (const unsigned long code = ERR_get_error()) {
+    std::array<char, 256> text{};
+    ERR_error_string_n(code, text.data(), text.size());
+    message += separator;
+    message += text.data();
+    separator = "; ";
+  }
+  return message;
 }
 
 }  // namespace sandbox_host::egress

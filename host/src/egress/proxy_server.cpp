@@ -37,12 +37,6 @@ using Clock = std::chrono::steady_clock;
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 // "host:port" with host an IP literal, the form [egress] listen takes.
 sockaddr_storage parse_listen(const std::string &listen, socklen_t &length) {
   const auto colon = listen.rfind(':');
@@ -204,7 +198,7 @@ EgressProxy::Impl::Impl(EgressOptions given)
       epoll(::epoll_create1(EPOLL_CLOEXEC)),
       wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (!epoll || !wake) fail("cannot make the egress proxy's epoll set");
-  for (auto &host : options.inject) host = lowercase(host);
+  for (auto &host : options.inject) host = normalize_host_name(host);
   if (!options.inject.empty()) {
     if (!options.ca) throw std::invalid_argument("egress inject hosts need the proxy's CA");
     interceptor = std::make_unique<TlsInterceptor>(options.ca, options.upstream_ca_bundle);
@@ -439,8 +433,9 @@ void EgressProxy::Impl::session(Handshake &handshake) {
 }
 
 bool EgressProxy::Impl::inject_host(const std::string &host) const {
-  return std::find(options.inject.begin(), options.inject.end(), lowercase(host)) !=
-         options.inject.end();
+  // The target passed the allow list, so it is a host name or an IP literal.
+  const std::string name = normalize_host_name(host);
+  return std::find(options.inject.begin(), options.inject.end(), name) != options.inject.end();
 }
 
 Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t port) {
@@ -627,7 +622,7 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
       std::lock_guard lock(sessions_mutex);
       session_fds.insert(upstream.get());
     }
-    InterceptedSession session{handshake.fd.get(), upstream.get(), lowercase(host), port,
+    InterceptedSession session{handshake.fd.get(), upstream.get(), normalize_host_name(host), port,
                                handshake.peer.describe()};
     interceptor->serve(session, options.allow, options.token, options.idle_timeout, options.say);
     std::lock_guard lock(sessions_mutex);

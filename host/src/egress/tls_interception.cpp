@@ -13,21 +13,13 @@
 namespace sandbox_host::egress {
 namespace {
 
-std::string openssl_error(const std::string &what) {
-  std::string text = what;
-  while (const unsigned long code = ERR_get_error()) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof buffer);
-    text += std::string(": ") + buffer;
+// host as the allow list compares it, or empty when it is no host name at all.
+std::string normalized(std::string_view host) {
+  try {
+    return normalize_host_name(host);
+  } catch (const std::invalid_argument &) {
+    return {};
   }
-  return text;
-}
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 // What the handshake callbacks of one connection learn, for the refusal to name.
@@ -46,10 +38,8 @@ int check_server_name(SSL *ssl, int *alert, void *) {
   auto *state = static_cast<HandshakeState *>(SSL_get_ex_data(ssl, state_index()));
   const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
   if (name == nullptr) return SSL_TLSEXT_ERR_OK;
-  std::string sni = lowercase(name);
-  if (!sni.empty() && sni.back() == '.') sni.pop_back();
-  if (sni == state->host) return SSL_TLSEXT_ERR_OK;
-  state->refusal = "the TLS server name " + sni + " differs from the CONNECT target " + state->host;
+  if (normalized(name) == state->host) return SSL_TLSEXT_ERR_OK;
+  state->refusal = "the TLS server name differs from the CONNECT target " + state->host;
   *alert = SSL_AD_UNRECOGNIZED_NAME;
   return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
@@ -135,11 +125,11 @@ class TlsStream final : public ByteStream {
 
 // host, or host:443, as an inner request's Host may say it.
 bool names_target(std::string_view authority, const std::string &host, std::uint16_t port) {
-  std::string text = lowercase(authority);
-  const std::string with_port = host + ":" + std::to_string(port);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  if (text == host || text == with_port) return true;
-  return text == host + ".:" + std::to_string(port);
+  const std::string port_suffix = ":" + std::to_string(port);
+  if (authority.size() > port_suffix.size() && authority.ends_with(port_suffix)) {
+    authority.remove_suffix(port_suffix.size());
+  }
+  return normalized(authority) == host;
 }
 
 }  // namespace

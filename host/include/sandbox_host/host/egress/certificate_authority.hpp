@@ -88,4 +88,7 @@ X509ExtensionPtr make_name_constraints(const std::vector<std::string> &hosts);
 // certificate as one PEM block.
 std::string certificate_to_pem(const X509 *certificate);
 
+// what, followed by OpenSSL's queued errors, oldest first (the queue is emptied).
+std::string openssl_error(const std::string &what);
+
 }  // namespace sandbox_host::egress
