@@ -7,13 +7,27 @@
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sandbox_host::test {
+
+// Whether `done()` turned true within `limit`, asked every millisecond: for what another
+// thread finishes at its own pace.
+template <typename Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 // module_dirs: the test modules first, then the project's own.
 Config test_config(std::vector<std::string> backends, std::vector<std::string> priority,

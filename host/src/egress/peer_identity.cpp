@@ -52,13 +52,24 @@ void fill_endpoint(const sockaddr_storage &address, __be16 &port, __be32 (&bytes
   }
 }
 
+}  // namespace
+
+std::string Peer::describe() const {
+  std::string text = address;
+  if (pid > 0) text += " pid " + std::to_string(pid);
+  text += uid ? " (uid " + std::to_string(*uid) + ")" : " (uid unknown)";
+  return text;
+}
+
 // The owner of the TCP socket whose source is `source` and destination `destination`: one
 // exact lookup in the kernel's socket table, not a walk through /proc/net/tcp, which grows
 // with every connection on the host.
-std::optional<uid_t> tcp_socket_owner(const sockaddr_storage &source,
-                                      const sockaddr_storage &destination) {
-  const UniqueFd diag(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-  if (!diag) return std::nullopt;
+std::optional<uid_t> PeerIdentifier::tcp_socket_owner(const sockaddr_storage &source,
+                                                      const sockaddr_storage &destination) {
+  if (!diag_) {
+    diag_.reset(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+    if (!diag_) return std::nullopt;
+  }
   struct {
     nlmsghdr header;
     inet_diag_req_v2 request;
@@ -66,6 +77,7 @@ std::optional<uid_t> tcp_socket_owner(const sockaddr_storage &source,
   message.header.nlmsg_len = sizeof message;
   message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
   message.header.nlmsg_flags = NLM_F_REQUEST;
+  message.header.nlmsg_seq = ++sequence_;
   message.request.sdiag_family = static_cast<__u8>(source.ss_family);
   message.request.sdiag_protocol = IPPROTO_TCP;
   message.request.idiag_states = ~0U;
@@ -76,35 +88,30 @@ std::optional<uid_t> tcp_socket_owner(const sockaddr_storage &source,
   id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
+  if (::sendto(diag_.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
                sizeof kernel) != static_cast<ssize_t>(sizeof message)) {
+    diag_.reset();  // a fresh socket next time, whatever went wrong with this one
     return std::nullopt;
   }
+  // The kernel answers within the send, so the reply is queued already. A reply to an
+  // earlier lookup that was given up on is passed over by its sequence number.
   alignas(nlmsghdr) char reply[8192];
-  ssize_t length;
-  do {
-    length = ::recv(diag.get(), reply, sizeof reply, 0);
-  } while (length < 0 && errno == EINTR);
-  if (length <= 0) return std::nullopt;
-  const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
-  if (!NLMSG_OK(header, static_cast<unsigned>(length)) ||
-      header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-      header->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-    return std::nullopt;  // NLMSG_ERROR: no such socket (it is on another host)
+  for (;;) {
+    const ssize_t length = ::recv(diag_.get(), reply, sizeof reply, MSG_DONTWAIT);
+    if (length < 0 && errno == EINTR) continue;
+    if (length <= 0) return std::nullopt;
+    const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
+    if (!NLMSG_OK(header, static_cast<unsigned>(length))) return std::nullopt;
+    if (header->nlmsg_seq != sequence_) continue;
+    if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+        header->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      return std::nullopt;  // NLMSG_ERROR: no such socket (it is on another host)
+    }
+    return static_cast<const inet_diag_msg *>(NLMSG_DATA(header))->idiag_uid;
   }
-  return static_cast<const inet_diag_msg *>(NLMSG_DATA(header))->idiag_uid;
 }
 
-}  // namespace
-
-std::string Peer::describe() const {
-  std::string text = address;
-  if (pid > 0) text += " pid " + std::to_string(pid);
-  text += uid ? " (uid " + std::to_string(*uid) + ")" : " (uid unknown)";
-  return text;
-}
-
-Peer identify_peer(int fd) {
+Peer PeerIdentifier::identify(int fd) {
   Peer peer;
   sockaddr_storage local{}, remote{};
   socklen_t local_length = sizeof local, remote_length = sizeof remote;

@@ -1,6 +1,7 @@
 #include <sandbox_host/host/egress/http_exchange.hpp>
 #include <sandbox_host/host/egress/peer_identity.hpp>
 #include <sandbox_host/host/egress/proxy_server.hpp>
+#include <sandbox_host/host/egress/session_pool.hpp>
 #include <sandbox_host/host/egress/socks5.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
@@ -72,9 +73,15 @@ UniqueFd listen_tcp(const std::string &listen, std::uint16_t &bound_port, IpAddr
   if (!fd) fail("cannot make the egress proxy's socket");
   const int one = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // Accepted sockets inherit it, so no connection needs a call of its own.
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&address), length) != 0) {
     fail("cannot listen on " + listen);
   }
+  // Every client of the proxy speaks first (an HTTP head, a SOCKS5 greeting), so a
+  // connection is accepted when its first bytes are there: one wake-up fewer per request.
+  const int defer_seconds = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof defer_seconds);
   if (::listen(fd.get(), SOMAXCONN) != 0) fail("cannot listen on " + listen);
   socklen_t bound_length = sizeof address;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&address), &bound_length);
@@ -179,6 +186,7 @@ struct EgressProxy::Impl {
   std::unique_ptr<TlsInterceptor> interceptor;
   UniqueFd epoll, wake;
   std::map<int, std::unique_ptr<Handshake>> handshakes;  // by fd; the acceptor thread's alone
+  PeerIdentifier peers;                                  // the acceptor thread's alone
   std::atomic<std::size_t> refused{0};
 
   std::mutex sessions_mutex;
@@ -187,6 +195,8 @@ struct EgressProxy::Impl {
   std::set<int> session_fds;  // shut down on stop, so blocked sessions return
 
   std::jthread acceptor;
+  // Last, so it goes first: its threads end once the destructor's wait saw no session.
+  SessionPool pool;
 };
 
 EgressProxy::Impl::Impl(EgressOptions given)
@@ -196,7 +206,8 @@ EgressProxy::Impl::Impl(EgressOptions given)
                                   std::chrono::milliseconds(std::chrono::minutes(1)))},
             options.say),
       epoll(::epoll_create1(EPOLL_CLOEXEC)),
-      wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+      wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      pool(options.max_sessions, std::chrono::seconds(30)) {
   if (!epoll || !wake) fail("cannot make the egress proxy's epoll set");
   for (auto &host : options.inject) host = normalize_host_name(host);
   if (!options.inject.empty()) {
@@ -303,7 +314,7 @@ void EgressProxy::Impl::accept_from(int listener) {
       return;
     }
     auto handshake = std::make_unique<Handshake>();
-    handshake->peer = identify_peer(fd.get());
+    handshake->peer = peers.identify(fd.get());
     if (options.same_user) {
       const std::string refusal = same_user_refusal(handshake->peer, *options.same_user);
       if (!refusal.empty()) {
@@ -311,15 +322,20 @@ void EgressProxy::Impl::accept_from(int listener) {
         continue;
       }
     }
-    if (listener == tcp_listener.get()) no_delay(fd.get());
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP;
-    event.data.fd = fd.get();
-    if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd.get(), &event) != 0) continue;
     handshake->fd = std::move(fd);
     handshake->deadline = Clock::now() + options.head_timeout;
-    const int key = handshake->fd.get();
-    handshakes.emplace(key, std::move(handshake));
+    // The head is usually there already (TCP_DEFER_ACCEPT): read it before any wait.
+    const Next next = read_handshake(*handshake);
+    if (next == Next::serve) {
+      start_session(std::move(handshake));
+    } else if (next == Next::wait) {
+      epoll_event event{};
+      event.events = EPOLLIN | EPOLLRDHUP;
+      event.data.fd = handshake->fd.get();
+      if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, handshake->fd.get(), &event) != 0) continue;
+      const int key = handshake->fd.get();
+      handshakes.emplace(key, std::move(handshake));
+    }
   }
 }
 
@@ -407,18 +423,17 @@ void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
     sessions_done.notify_all();
   };
   auto held = std::make_shared<std::unique_ptr<Handshake>>(std::move(handshake));
-  try {
-    std::thread([this, held, finished] {
-      try {
-        session(**held);
-      } catch (const std::exception &e) {
-        if (options.say) options.say("egress: " + (*held)->peer.describe() + ": " + e.what());
-      }
-      held->reset();  // closes the connection before the count says it is gone
-      finished();
-    }).detach();
-  } catch (const std::system_error &e) {
-    say((*held)->peer, "?", std::string("refused: no thread for the connection: ") + e.what());
+  const bool started = pool.run([this, held, finished] {
+    try {
+      session(**held);
+    } catch (const std::exception &e) {
+      if (options.say) options.say("egress: " + (*held)->peer.describe() + ": " + e.what());
+    }
+    held->reset();  // closes the connection before the count says it is gone
+    finished();
+  });
+  if (!started) {
+    say((*held)->peer, "?", "refused: no thread for the connection");
     held->reset();
     finished();
   }
@@ -473,6 +488,10 @@ Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t
         socklen_t size = sizeof error;
         if (waited == 0) {
           error = ETIMEDOUT;
+        } else if (waited < 0) {
+          error = errno;
+        } else if ((ready.revents & (POLLERR | POLLHUP)) == 0) {
+          error = 0;  // writable and no error: connected
         } else if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0) {
           error = errno;
         }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <span>
 #include <system_error>
 #include <vector>
 
@@ -18,17 +19,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kSpliceChunk = 1 << 20;
+constexpr std::size_t kCopyChunk = 16 << 10;
 
 [[noreturn]] void fail(const char *what) {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-void make_non_blocking(int fd) {
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) fail("cannot set O_NONBLOCK");
-}
-
-// One way through the tunnel: from's bytes go to `to`, through a pipe of their own.
+// One way through the tunnel: from's bytes go to `to`, copied while they come in small
+// reads, then through a pipe of their own.
 struct Direction {
   int from = -1, to = -1;
   std::string prefix;  // bytes already in userspace, sent before anything else
@@ -41,17 +39,21 @@ struct Direction {
 
 enum class Moved { nothing, some };
 
-// Moves what can be moved without blocking. Throws std::system_error on a broken socket.
-Moved move(Direction &d, const char *side) {
+// Moves what can be moved without blocking; `buffer` is the relay thread's, for copies.
+// Throws std::system_error on a broken socket.
+Moved move(Direction &d, std::span<char> buffer, const char *side) {
   Moved moved = Moved::nothing;
   for (;;) {
-    while (!d.prefix.empty()) {
-      const ssize_t n = ::send(d.to, d.prefix.data(), d.prefix.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return moved;
-      if (n < 0) throw std::system_error(errno, std::generic_category(), side);
-      d.prefix.erase(0, static_cast<std::size_t>(n));
-      moved = Moved::some;
+    if (!d.prefix.empty()) {
+      while (!d.prefix.empty()) {
+        const ssize_t n = ::send(d.to, d.prefix.data(), d.prefix.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return moved;
+        if (n < 0) throw std::system_error(errno, std::generic_category(), side);
+        d.prefix.erase(0, static_cast<std::size_t>(n));
+        moved = Moved::some;
+      }
+      std::string().swap(d.prefix);  // an idle tunnel holds no buffer
     }
     while (d.in_pipe > 0) {
       const ssize_t n = ::splice(d.pipe_out.get(), nullptr, d.to, nullptr, d.in_pipe,
@@ -70,19 +72,35 @@ Moved move(Direction &d, const char *side) {
       return moved;
     }
     if (!d.pipe_in) {
-      // An idle tunnel keeps no pipe: make one when the first byte is there.
-      char probe;
-      const ssize_t n = ::recv(d.from, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return moved;
+      // A request or a short reply is copied: a read and a write, where a pipe would add
+      // its making, two splices and two descriptors. A read that fills the buffer means
+      // bulk data, which from then on goes through a pipe.
+      const ssize_t n = ::recv(d.from, buffer.data(), buffer.size(), MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return moved;
       if (n < 0) throw std::system_error(errno, std::generic_category(), side);
       if (n == 0) {
         d.eof = true;
         continue;
       }
-      int ends[2];
-      if (::pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) fail("cannot make a tunnel's pipe");
-      d.pipe_out.reset(ends[0]);
-      d.pipe_in.reset(ends[1]);
+      moved = Moved::some;
+      std::size_t sent = 0;
+      while (sent < static_cast<std::size_t>(n)) {
+        const ssize_t w =
+            ::send(d.to, buffer.data() + sent, static_cast<std::size_t>(n) - sent, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EAGAIN) break;
+        if (w < 0) throw std::system_error(errno, std::generic_category(), side);
+        sent += static_cast<std::size_t>(w);
+      }
+      d.prefix.assign(buffer.data() + sent, static_cast<std::size_t>(n) - sent);
+      if (static_cast<std::size_t>(n) == buffer.size()) {
+        int ends[2];
+        if (::pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) fail("cannot make a tunnel's pipe");
+        d.pipe_out.reset(ends[0]);
+        d.pipe_in.reset(ends[1]);
+      }
+      continue;
     }
     // The pipe is empty here, so EAGAIN means the socket has nothing more for now.
     const ssize_t n = ::splice(d.from, nullptr, d.pipe_in.get(), nullptr, kSpliceChunk,
@@ -115,6 +133,7 @@ struct TunnelRelay::Queue {
   std::vector<std::unique_ptr<Tunnel>> pending;
   std::list<std::unique_ptr<Tunnel>> tunnels;   // the relay thread's alone
   std::vector<std::unique_ptr<Tunnel>> closed;  // freed after the events that name them
+  std::vector<char> copy_buffer = std::vector<char>(kCopyChunk);  // the relay thread's
 };
 
 TunnelRelay::TunnelRelay(TunnelLimits limits, std::function<void(const std::string &)> say)
@@ -142,8 +161,6 @@ TunnelRelay::~TunnelRelay() {
 
 void TunnelRelay::add(UniqueFd client, UniqueFd upstream, std::string to_upstream,
                       std::string label) {
-  make_non_blocking(client.get());
-  make_non_blocking(upstream.get());
   auto tunnel = std::make_unique<Tunnel>();
   tunnel->up.from = tunnel->down.to = client.get();
   tunnel->up.to = tunnel->down.from = upstream.get();
@@ -162,8 +179,8 @@ void TunnelRelay::add(UniqueFd client, UniqueFd upstream, std::string to_upstrea
 
 void TunnelRelay::pump(Tunnel &tunnel) {
   try {
-    const bool up = move(tunnel.up, "the client's side") == Moved::some;
-    const bool down = move(tunnel.down, "the upstream's side") == Moved::some;
+    const bool up = move(tunnel.up, queue_->copy_buffer, "the client's side") == Moved::some;
+    const bool down = move(tunnel.down, queue_->copy_buffer, "the upstream's side") == Moved::some;
     if (up || down) tunnel.last_moved = Clock::now();
   } catch (const std::system_error &e) {
     // A peer that resets a finished tunnel is an ordinary end, not a failure to report.
@@ -178,13 +195,14 @@ void TunnelRelay::close_tunnel(Tunnel *tunnel, const std::string &why) {
   if (tunnel->closed) return;
   tunnel->closed = true;
   if (!why.empty() && say_) say_("egress: tunnel " + tunnel->label + " ended: " + why);
+  // Counted out before its sockets close, so a peer that sees the end sees the count.
+  --active_;
   // Closing the sockets takes them out of the epoll set; the tunnel itself lives until
   // the events already fetched that point at it are handled.
   tunnel->client.reset();
   tunnel->upstream.reset();
   queue_->closed.push_back(std::move(*tunnel->self));
   queue_->tunnels.erase(tunnel->self);
-  --active_;
 }
 
 void TunnelRelay::expire(Clock::time_point now) {

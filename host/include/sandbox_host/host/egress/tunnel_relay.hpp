@@ -1,7 +1,8 @@
-// Opaque tunnels (CONNECT, SOCKS5) once both ends are connected: one thread, one epoll set,
-// bytes moved socket -> pipe -> socket with splice(2), so bulk data never passes through
-// userspace. Idle tunnels cost two sockets and a few hundred bytes; their pipes are made on
-// first data.
+// Opaque tunnels (CONNECT, SOCKS5) once both ends are connected: one thread, one epoll set.
+// Small reads (a request, a short reply) are copied through one buffer of the thread's;
+// once a direction carries bulk data its bytes move socket -> pipe -> socket with
+// splice(2), never through userspace. Idle tunnels cost two sockets and a few hundred
+// bytes; a pipe is made only for a direction that carries bulk data.
 #pragma once
 
 #include <sandbox_host/unique_fd.hpp>
@@ -30,8 +31,9 @@ class TunnelRelay {
   TunnelRelay(const TunnelRelay &) = delete;
   TunnelRelay &operator=(const TunnelRelay &) = delete;
 
-  // Takes both sockets; `to_upstream` are bytes the client sent past its request that
-  // the proxy already read. `label` names the tunnel in say() lines.
+  // Takes both sockets, which must be non-blocking; `to_upstream` are bytes the client
+  // sent past its request that the proxy already read. `label` names the tunnel in say()
+  // lines.
   void add(UniqueFd client, UniqueFd upstream, std::string to_upstream, std::string label);
 
   std::size_t active() const { return active_.load(); }
