@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace sandbox_host::egress {
@@ -66,8 +68,12 @@ EgressOptions egress_options(const EgressConfig &config, AuditSink &audit) {
   options.idle_timeout = config.idle_timeout;
   options.max_tunnels = config.max_tunnels;
   options.say = [&audit](const std::string &line) {
-    audit.record({"egress", "", "egress", line,
-                  "the allow list is [egress] allow; addresses are [egress] allow_addresses"});
+    // The sink names the component already; the hint only where the allow list decided.
+    constexpr std::string_view prefix = "egress: ";
+    const std::string what = line.starts_with(prefix) ? line.substr(prefix.size()) : line;
+    const bool by_allow_list = what.find("not allowed: ") != std::string::npos;
+    audit.record(
+        {"egress", "", "egress", what, by_allow_list ? "the allow list is [egress] allow" : ""});
   };
   return options;
 }
