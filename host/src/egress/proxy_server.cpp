@@ -168,6 +168,8 @@ struct EgressProxy::Impl {
   enum class Next { wait, close, serve };
   Next read_handshake(Handshake &handshake);
   void start_session(std::unique_ptr<Handshake> handshake);
+  // A 503 (HTTP) or a general failure (SOCKS5) when the proxy cannot take the connection.
+  void refuse_busy(const Handshake &handshake, const std::string &why);
   void session(Handshake &handshake);
   void http_session(Handshake &handshake);
   void socks_session(Handshake &handshake);
@@ -401,15 +403,18 @@ EgressProxy::Impl::Next EgressProxy::Impl::read_handshake(Handshake &handshake) 
   return Next::serve;
 }
 
+void EgressProxy::Impl::refuse_busy(const Handshake &handshake, const std::string &why) {
+  say(handshake.peer, "?", "refused: " + why);
+  send_now(handshake.fd.get(), handshake.stage == Handshake::Stage::http
+                                   ? proxy_response(503, "sandbox-host egress: " + why)
+                                   : socks5_reply(Socks5Reply::general_failure));
+}
+
 void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
   {
     std::lock_guard lock(sessions_mutex);
     if (sessions >= options.max_sessions) {
-      say(handshake->peer, "?", "refused: " + std::to_string(sessions) + " connections already");
-      send_now(handshake->fd.get(),
-               handshake->stage == Handshake::Stage::http
-                   ? proxy_response(503, "sandbox-host egress: too many connections")
-                   : socks5_reply(Socks5Reply::general_failure));
+      refuse_busy(*handshake, std::to_string(sessions) + " connections already");
       return;
     }
     ++sessions;
@@ -433,7 +438,7 @@ void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
     finished();
   });
   if (!started) {
-    say((*held)->peer, "?", "refused: no thread for the connection");
+    refuse_busy(**held, "no thread for the connection");
     held->reset();
     finished();
   }

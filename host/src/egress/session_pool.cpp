@@ -33,25 +33,25 @@ SessionPool::~SessionPool() {
 
 bool SessionPool::run(std::function<void()> session) {
   std::unique_lock lock(state_->mutex);
-  if (state_->idle > state_->queue.size()) {
-    state_->queue.push_back(std::move(session));
-    lock.unlock();  // the woken thread's first step is to take the lock
-    state_->work.notify_one();
-    return true;
+  const bool thread_free = state_->idle > state_->queue.size();
+  if (!thread_free && state_->threads < state_->max_threads) {
+    try {
+      // The state is the thread's too: the last notify of an ending thread may come after
+      // the destructor has seen the count reach zero.
+      std::thread([state = state_, first = std::move(session)]() mutable {
+        first();
+        first = nullptr;  // what the session held goes before the thread waits for more
+        serve(state);
+      }).detach();
+      ++state_->threads;
+      return true;
+    } catch (const std::system_error &) {
+      if (state_->threads == 0) return false;  // nobody would ever take it from the queue
+    }
   }
-  if (state_->threads >= state_->max_threads) return false;
-  try {
-    // The state is the thread's too: the last notify of an ending thread may come after
-    // the destructor has seen the count reach zero.
-    std::thread([state = state_, first = std::move(session)]() mutable {
-      first();
-      first = nullptr;  // what the session held goes before the thread waits for more
-      serve(state);
-    }).detach();
-  } catch (const std::system_error &) {
-    return false;
-  }
-  ++state_->threads;
+  state_->queue.push_back(std::move(session));
+  lock.unlock();  // the woken thread's first step is to take the lock
+  state_->work.notify_one();
   return true;
 }
 

@@ -13,15 +13,17 @@ namespace sandbox_host::egress {
 
 class SessionPool {
  public:
-  // At most `max_threads` sessions run at once; a thread with nothing to do for `linger`
-  // ends, so a burst does not hold its threads for the proxy's lifetime.
+  // At most `max_threads` threads; a thread with nothing to do for `linger` ends, so a
+  // burst does not hold its threads for the proxy's lifetime.
   SessionPool(std::size_t max_threads, std::chrono::milliseconds linger);
   ~SessionPool();  // waits for the running sessions and ends every thread
   SessionPool(const SessionPool &) = delete;
   SessionPool &operator=(const SessionPool &) = delete;
 
-  // Runs `session` on an idle thread or a new one. False, and `session` not run, when
-  // max_threads sessions are running already or no thread can be started.
+  // Runs `session` on an idle thread, on a new one while there are fewer than max_threads,
+  // or else on the first thread to finish its session: the caller caps how many sessions
+  // there are, and a thread that just finished one is busy until it is back waiting.
+  // False, and `session` not run, when no thread exists and none can be started.
   bool run(std::function<void()> session);
 
   std::size_t threads() const;  // started and not ended, idle or busy
