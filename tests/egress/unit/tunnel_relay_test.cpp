@@ -2,7 +2,8 @@
 // the upstream's connections: the bytes read before the tunnel go first, small messages
 // cross both ways, a large stream written in pieces of every size reaches a reader that
 // starts late intact and in order (the copy path's partial writes and the change to
-// splice), an end of stream crosses each way, and a closed tunnel leaves the count.
+// splice), an end of stream crosses each way, a closed tunnel leaves the count, and no more
+// than 16 bulk pipes are grown at once, the budget coming back as tunnels close.
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -149,6 +151,48 @@ TEST_F(TunnelRelayTest, EachSidesEndCrossesAndTheClosedTunnelLeavesTheCount) {
   EXPECT_TRUE(reaches_end(client.get()));
   EXPECT_TRUE(eventually([&] { return relay.active() == 0; }));
   EXPECT_TRUE(said.empty()) << said.front();
+}
+
+// The sizes of this process's pipes that are 1 MiB: the relay runs in the test's process.
+std::size_t grown_pipes() {
+  std::size_t grown = 0;
+  for (const auto &entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (ec || target.string().rfind("pipe:", 0) != 0) continue;
+    const int fd = std::stoi(entry.path().filename().string());
+    if (::fcntl(fd, F_GETPIPE_SZ) == 1 << 20) ++grown;
+  }
+  return grown / 2;  // both ends of each
+}
+
+TEST(TunnelRelayPipes, AtMostSixteenBulkPipesAreGrownAtOnceAndClosingGivesTheBudgetBack) {
+  TunnelRelay relay{TunnelLimits{}, nullptr};
+  struct Open {
+    UniqueFd client, upstream;
+  };
+  auto open_bulk_tunnel = [&] {
+    Ends client_ends = socket_pair(), upstream_ends = socket_pair();
+    Open open{std::move(client_ends.outside), std::move(upstream_ends.outside)};
+    relay.add(std::move(client_ends.relayed), std::move(upstream_ends.relayed), {}, "bulk");
+    // More than the copy buffer in one go, and a client that reads nothing: the direction
+    // goes to a pipe, which stays while its bytes wait.
+    const std::string bulk(256 << 10, 'x');
+    ::send(open.upstream.get(), bulk.data(), bulk.size(), MSG_DONTWAIT);
+    return open;
+  };
+  std::vector<Open> tunnels;
+  for (int i = 0; i < 20; ++i) tunnels.push_back(open_bulk_tunnel());
+  EXPECT_TRUE(eventually([] { return grown_pipes() == 16; }))
+      << grown_pipes() << " grown pipes with 20 bulk tunnels open; the budget is 16";
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(grown_pipes(), 16U);
+  tunnels.clear();
+  ASSERT_TRUE(eventually([&] { return relay.active() == 0; }));
+  EXPECT_EQ(grown_pipes(), 0U);
+  const Open again = open_bulk_tunnel();
+  EXPECT_TRUE(eventually([] { return grown_pipes() == 1; }))
+      << "a bulk tunnel after the others closed got no grown pipe: the budget did not return";
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Opaque tunnels (CONNECT, SOCKS5) once both ends are connected: one thread, one epoll set.
 // Small reads (a request, a short reply) are copied through one buffer of the thread's;
 // once a direction carries bulk data its bytes move socket -> pipe -> socket with
-// splice(2), never through userspace. Idle tunnels cost two sockets and a few hundred
-// bytes; a pipe is made only for a direction that carries bulk data.
+// splice(2), never through userspace, the pipe grown to 1 MiB for up to 16 directions at
+// once. Idle tunnels cost two sockets and a few hundred bytes; a pipe is made only for a
+// direction that carries bulk data.
 #pragma once
 
 #include <sandbox_host/unique_fd.hpp>
