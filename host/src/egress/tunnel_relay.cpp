@@ -21,7 +21,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kSpliceChunk = 1 << 20;
 constexpr std::size_t kCopyChunk = 16 << 10;
 // A bulk direction's pipe is grown to 1 MiB (the default pipe-max-size), which moves a GiB
-// with a sixteenth of the splices of a default 64 KiB pipe and about half the relay's CPU.
+// with a sixteenth of the splices of a default 64 KiB pipe and about a third less of the
+// relay's CPU (docs/benchmarks.md).
 // Pipe pages count against the user's pipe-user-pages-soft (16,384 pages by default), and
 // a user past it gets small pipes in every program, so at most 16 pipes are grown at once
 // (4,096 pages); the others keep the default size.
