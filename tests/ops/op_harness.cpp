@@ -79,8 +79,13 @@ Outcome Op::handle(const Call &call) const {
                            to_sh_str(r.slice), to_sh_str(r.max),  to_sh_str(r.swap),
                            args.list(),        to_sh_str(r.wait), to_sh_str(r.resource),
                            to_sh_str(r.input), r.stream ? 1 : 0};
-  const sh_requester requester{sizeof(sh_requester),         4242, -1,        1000,
-                               to_sh_str("/home/requester"), 1,    env.list()};
+  const sh_requester requester{sizeof(sh_requester),
+                               call.requester_pid,
+                               call.requester_pidfd,
+                               1000,
+                               to_sh_str("/home/requester"),
+                               1,
+                               env.list()};
   Outcome outcome;
   ReplyState state{&call, &outcome};
   sh_reply reply{sizeof(sh_reply),

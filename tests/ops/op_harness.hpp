@@ -20,6 +20,10 @@ namespace ops_test {
 struct Call {
   sandbox_host::Request request;
   std::vector<std::string> requester_env;
+  // The requester the broker identified: a made-up pid without a pidfd, unless a test
+  // hands over a real process (the ops that act on their requester need one).
+  int requester_pid = 4242;
+  int requester_pidfd = -1;
   bool streaming = false;
   int32_t run_status = SH_OK;
   std::string run_error;

@@ -1,3 +1,4 @@
+#include "broker_target.hpp"
 #include "commands.hpp"
 
 #include <sandbox_host/host/broker/client.hpp>
@@ -14,8 +15,8 @@ namespace sandbox_host::cli {
 namespace {
 
 struct AskOptions {
-  std::optional<std::string> config;
-  std::optional<std::string> spool, socket, input_file;
+  BrokerTarget broker;
+  std::optional<std::string> input_file;
   Request request;
   int timeout_ms = 10000;
 };
@@ -44,16 +45,7 @@ int run_ask(AskOptions &options) {
     write_out(is_err ? STDERR_FILENO : STDOUT_FILENO, bytes);
   };
   try {
-    broker::Answer answer;
-    if (options.socket) {
-      answer = broker::ask_socket(*options.socket, options.request, ask);
-    } else {
-      const std::filesystem::path spool =
-          options.spool
-              ? std::filesystem::path(*options.spool)
-              : broker::spool_dir(load_config_or_defaults(options.config).broker.state_dir);
-      answer = broker::ask(spool, options.request, ask);
-    }
+    const broker::Answer answer = ask_broker(options.broker, options.request, ask);
     return answer.code;
   } catch (const broker::Refused &e) {
     std::cerr << "sandbox-host ask: refused: " << e.what() << "\n";
@@ -83,11 +75,7 @@ Command add_ask_command(CLI::App &app) {
   sub->add_option("--swap", options->request.swap, "Swap max (cap-slot, scope)");
   sub->add_option("--wait", options->request.wait, "How long a gated call waits (gate)");
   sub->add_option("--resource", options->request.resource, "Lab lease (kubeconfig, lab)");
-  auto *spool = sub->add_option("--spool", options->spool,
-                                "Spool directory (default: the config's state_dir/spool)");
-  sub->add_option("--socket", options->socket, "Ask over this broker socket instead")
-      ->excludes(spool);
-  sub->add_option("--config", options->config, "Config file (for the default spool)");
+  add_broker_options(*sub, options->broker);
   sub->add_option("--timeout", options->timeout_ms,
                   "Milliseconds to wait for a broker to take the request (default 10000)")
       ->check(CLI::Range(1, 3600000));

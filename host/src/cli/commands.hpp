@@ -38,6 +38,11 @@ Command add_modules_command(CLI::App &app);
 Command add_serve_command(CLI::App &app);
 Command add_ask_command(CLI::App &app);
 Command add_egress_command(CLI::App &app);
+// `sandbox-host sandbox <what>`: what a process inside a sandbox asks the broker for. Each
+// registers on the group that add_sandbox_group makes.
+CLI::App &add_sandbox_group(CLI::App &app);
+Command add_sandbox_scope_command(CLI::App &sandbox);  // sandbox_scope_command.cpp
+Command add_sandbox_gpg_command(CLI::App &sandbox);    // sandbox_gpg_command.cpp
 
 // SIGINT, SIGTERM and SIGHUP: what ends serve and egress.
 sigset_t ending_signals();

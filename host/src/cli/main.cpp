@@ -13,7 +13,7 @@
 
 namespace {
 
-// serve, ask and egress live in sandbox-host-broker, next to this executable as installed
+// serve, ask, egress and sandbox live in sandbox-host-broker, next to this executable as installed
 // (<prefix>/libexec/sandbox-host/), so that the broker's libraries stay out of the start-up
 // of every plugin launch, which re-executes this binary.
 [[noreturn]] void exec_broker(char **argv) {
@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   sandbox_host::stage1();
   namespace cli = sandbox_host::cli;
   if (argc > 1 && (std::strcmp(argv[1], "serve") == 0 || std::strcmp(argv[1], "ask") == 0 ||
-                   std::strcmp(argv[1], "egress") == 0)) {
+                   std::strcmp(argv[1], "egress") == 0 || std::strcmp(argv[1], "sandbox") == 0)) {
     exec_broker(argv);
   }
 
@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "sandbox-host: unknown command \"" << argv[1]
-              << "\"; commands: probe, run, modules, serve, ask, egress (see --help)\n";
+              << "\"; commands: probe, run, modules, serve, ask, egress, sandbox (see --help)\n";
     return cli::kHostFailure;
   }
   return cli::run_command_line(app, commands, argc, argv);

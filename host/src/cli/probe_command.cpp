@@ -3,8 +3,11 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 
+#include <cap_driver_choice.hpp>
+
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -16,6 +19,49 @@ struct ProbeOptions {
   std::optional<std::string> config;
   bool json = false;
 };
+
+// The memory cap driver of cap-slot and scope (plugins/cap): for whom ("host" when no op
+// says, else the op), the driver or nullopt, and why (or why none).
+struct CapDriverLine {
+  std::string who;
+  std::optional<std::string> driver;
+  std::string why;
+};
+
+// The host's own choice, then that of each enabled cap op by its [ops.<name>] settings,
+// as the op module makes it when it loads (it also checks the parent, which this does not).
+std::vector<CapDriverLine> cap_driver_lines(const Config &config) {
+  const auto host = cap::HostCgroups::of_this_host();
+  std::vector<CapDriverLine> lines;
+  const auto choose = [&](const std::string &who, const auto &settings_of) {
+    try {
+      const cap::DriverChoice choice = cap::choose_driver(settings_of(), host);
+      lines.push_back({who, std::string(cap::to_string(choice.kind)), choice.why});
+    } catch (const std::exception &e) {
+      lines.push_back({who, std::nullopt, e.what()});
+    }
+  };
+  choose("host", [] { return cap::DriverSettings{}; });
+  for (const std::string op : {"cap-slot", "scope"}) {
+    if (std::find(config.ops_enabled.begin(), config.ops_enabled.end(), op) ==
+        config.ops_enabled.end()) {
+      continue;
+    }
+    choose(op, [&] {
+      cap::DriverSettings settings;
+      const auto table = config.op_settings.find(op);
+      if (table == config.op_settings.end()) return settings;
+      for (const auto &[key, values] : table->second.entries) {
+        if (values.size() != 1) continue;
+        if (key == "driver") settings.forced = cap::driver_named(values.front());
+        if (key == "bus") settings.bus = values.front();
+        if (key == "parent" && values.front().starts_with("/")) settings.parent = values.front();
+      }
+      return settings;
+    });
+  }
+  return lines;
+}
 
 int run_probe(const ProbeOptions &options) {
   Host host(load_config_or_defaults(options.config));
@@ -29,6 +75,7 @@ int run_probe(const ProbeOptions &options) {
   }
   const int landlock_abi = kernel_landlock_abi();
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
+  const auto cap_drivers = cap_driver_lines(host.config());
 
   if (options.json) {
     boost::json::object out;
@@ -48,6 +95,19 @@ int run_probe(const ProbeOptions &options) {
     }
     out["backends"] = std::move(backends);
     out["landlock_abi"] = landlock_abi;
+    boost::json::object cap_driver;
+    for (const auto &line : cap_drivers) {
+      boost::json::object entry;
+      if (line.driver) {
+        entry["driver"] = *line.driver;
+        entry["why"] = line.why;
+      } else {
+        entry["driver"] = nullptr;
+        entry["error"] = line.why;
+      }
+      cap_driver[line.who] = std::move(entry);
+    }
+    out["cap_driver"] = std::move(cap_driver);
     if (chosen) {
       out["chosen"] = chosen->mode;
       out["warning"] = chosen->warning;
@@ -90,6 +150,11 @@ int run_probe(const ProbeOptions &options) {
       if (!chosen->warning.empty()) std::cout << "warning: " << chosen->warning << "\n";
     } else {
       std::cout << "chosen: none: " << error << "\n";
+    }
+    for (const auto &line : cap_drivers) {
+      std::cout << (line.who == "host" ? "cap driver: " : "  " + line.who + ": ")
+                << (line.driver ? *line.driver + " (" + line.why + ")" : "none: " + line.why)
+                << "\n";
     }
   }
   return chosen ? 0 : 1;
