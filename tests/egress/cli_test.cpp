@@ -58,7 +58,8 @@ class EgressCommand : public ::testing::TestWithParam<std::string> {
         << address << "\"] }\n"
         << "token_command = [\"" << token_command.string() << "\"]\n"
         << "upstream_ca_bundle = \"" << world_->upstream_ca().string() << "\"\n"
-        << "runtime_dir = \"" << (home_ / "run").string() << "\"\n";
+        << "runtime_dir = \"" << (home_ / "run").string() << "\"\n"
+        << "log_connections = true\n";
     std::vector<std::string> argv = as_nobody();
     argv.insert(argv.end(),
                 {SANDBOX_HOST_EXE, GetParam(), "--config", (home_ / "config.toml").string()});
@@ -122,7 +123,7 @@ TEST_P(EgressCommand, KeepsItsMemoryOutOfReach) {
   EXPECT_TRUE(no_core);
 }
 
-TEST_P(EgressCommand, RefusalsGoToTheAuditAndTheProxyKeepsServing) {
+TEST_P(EgressCommand, RefusalsGoToTheAuditAllowedOnesToTheLogAndTheProxyKeepsServing) {
   const auto refused = curl_as_nobody({"-i", "http://denied.test/"});
   EXPECT_TRUE(contains(refused.out, "403 Forbidden")) << refused.out;
   EXPECT_TRUE(answers());
@@ -136,6 +137,12 @@ TEST_P(EgressCommand, RefusalsGoToTheAuditAndTheProxyKeepsServing) {
   EXPECT_EQ(ended.code, 0) << ended.err;
   EXPECT_TRUE(contains(ended.err, "denied.test:80")) << ended.err;
   EXPECT_TRUE(contains(ended.err, "belongs to uid 0")) << ended.err;
+  // log_connections: the start-up probe's GET, said as allowed, without its path.
+  EXPECT_TRUE(contains(ended.err,
+                       "(uid " + std::to_string(kNobody) + ") -> plain.test:80: forwarded GET\n"))
+      << ended.err;
+  EXPECT_FALSE(contains(ended.err, "-> denied.test:80: forwarded")) << ended.err;
+  EXPECT_FALSE(contains(ended.err, "/headers")) << ended.err;
   EXPECT_FALSE(contains(ended.err, kTestToken));
   EXPECT_FALSE(fs::exists(home_ / "state/egress.sock"));
 }

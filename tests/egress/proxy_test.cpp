@@ -11,8 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace sandbox_host::test {
 namespace {
@@ -104,6 +109,47 @@ TEST_F(EgressProxyTest, AHostOffTheAllowListIsRefusedWithItsRule) {
       {"--proxy", "socks5h://127.0.0.1:" + std::to_string(world_->port()), "http://denied.test/"});
   EXPECT_NE(socks.code, 0);
   EXPECT_TRUE(world_->said_containing("denied.test:80"));
+}
+
+// [egress] log_connections: one line per allowed connection, naming how it came in, and
+// nothing of what it carried (no path, no header, no token); refused ones stay the say()
+// lines they were.
+TEST_F(EgressProxyTest, TheConnectionLogNamesEachAllowedConnectionAndNothingItCarried) {
+  auto logged = std::make_shared<std::vector<std::string>>();
+  auto mutex = std::make_shared<std::mutex>();
+  world_->start_proxy([&](egress::EgressOptions &options) {
+    options.log = [logged, mutex](const std::string &line) {
+      std::lock_guard lock(*mutex);
+      logged->push_back(line);
+    };
+  });
+  const std::string socks = "socks5h://127.0.0.1:" + std::to_string(world_->port());
+  ASSERT_EQ(world_->curl({"http://plain.test/headers?q=1"}).code, 0);
+  ASSERT_EQ(world_->curl({"--cacert", world_->upstream_ca().string(), "https://plain.test/x"}).code,
+            0);
+  ASSERT_EQ(world_->curl({"--proxy", socks, "http://plain.test/y"}).code, 0);
+  ASSERT_EQ(
+      world_->curl({"--cacert", world_->proxy_ca().string(), "https://github.com/headers"}).code,
+      0);
+  EXPECT_TRUE(contains(world_->curl({"-i", "http://denied.test/headers"}).out, "403"));
+  std::lock_guard lock(*mutex);
+  const std::string peer = "127.0.0.1:";
+  auto has = [&](const std::string &tail) {
+    return std::any_of(logged->begin(), logged->end(), [&](const std::string &line) {
+      return line.starts_with(peer) && line.ends_with(tail);
+    });
+  };
+  EXPECT_TRUE(has("-> plain.test:80: forwarded GET")) << testing::PrintToString(*logged);
+  EXPECT_TRUE(has("-> plain.test:443: CONNECT tunnel")) << testing::PrintToString(*logged);
+  EXPECT_TRUE(has("-> plain.test:80: SOCKS5 tunnel")) << testing::PrintToString(*logged);
+  EXPECT_TRUE(has("-> github.com:443: CONNECT, TLS terminated (an inject host)"))
+      << testing::PrintToString(*logged);
+  EXPECT_EQ(logged->size(), 4U) << "the refused connection was logged as allowed: "
+                                << testing::PrintToString(*logged);
+  for (const auto &line : *logged) {
+    EXPECT_FALSE(contains(line, "/headers") || contains(line, "q=1") || contains(line, kTestToken))
+        << line;
+  }
 }
 
 TEST_F(EgressProxyTest, APortTheEntryDoesNotNameIsRefused) {

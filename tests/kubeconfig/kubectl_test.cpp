@@ -199,6 +199,7 @@ class KubectlInAProxiedSandbox : public ::testing::TestWithParam<unsigned> {
       std::lock_guard lock(said_mutex_);
       said_.push_back(line);
     };
+    options.log = options.say;  // [egress] log_connections: the allowed ones too
     proxy_ = std::make_unique<egress::EgressProxy>(std::move(options));
     if (::chown(socket().c_str(), GetParam(), GetParam()) != 0) {
       throw std::runtime_error("chown " + socket().string());
@@ -291,6 +292,9 @@ TEST_P(KubectlInAProxiedSandbox, ReachesTheLabThroughTheSocksEntryAlone) {
         << request;
   }
   EXPECT_EQ(proxy_->counts().refused, 0u) << said();
+  // And the proxy logged the tunnel: kubectl's SOCKS5 CONNECT to the lab's port.
+  EXPECT_TRUE(contains(said(), "-> 127.0.0.1:" + std::to_string(lab_->port()) + ": SOCKS5 tunnel"))
+      << said();
 }
 
 TEST_P(KubectlInAProxiedSandbox, CannotReachTheLabWithTheRawKubeconfig) {

@@ -454,8 +454,8 @@ using std::chrono::seconds;
 const std::string kEgressKeys =
     "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
     "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
-    "same_user, connect_timeout_s, head_timeout_s, idle_timeout_s, max_tunnels, "
-    "ca_validity_days, leaf_validity_hours";
+    "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
+    "max_tunnels, ca_validity_days, leaf_validity_hours";
 
 TEST(EgressConfig, AbsentUnlessTheFileHasTheTable) {
   EXPECT_FALSE(default_config().egress.has_value());
@@ -485,6 +485,7 @@ TEST(EgressConfig, AnEmptyTableHasEveryDefault) {
   EXPECT_TRUE(egress.upstream_ca_bundle.empty());
   EXPECT_TRUE(egress.runtime_dir.empty());
   EXPECT_TRUE(egress.same_user);
+  EXPECT_FALSE(egress.log_connections);
   EXPECT_EQ(egress.connect_timeout, seconds(10));
   EXPECT_EQ(egress.head_timeout, seconds(10));
   EXPECT_EQ(egress.idle_timeout, seconds(300));
@@ -514,6 +515,7 @@ renew_backoff_s = [1, 2]
 upstream_ca_bundle = "/etc/test/ca.pem"
 runtime_dir = "/run/user/1000"
 same_user = false
+log_connections = true
 connect_timeout_s = 5
 head_timeout_s = 7
 idle_timeout_s = 60
@@ -540,6 +542,7 @@ leaf_validity_hours = 48
   EXPECT_EQ(egress.upstream_ca_bundle, "/etc/test/ca.pem");
   EXPECT_EQ(egress.runtime_dir, "/run/user/1000");
   EXPECT_FALSE(egress.same_user);
+  EXPECT_TRUE(egress.log_connections);
   EXPECT_EQ(egress.connect_timeout, seconds(5));
   EXPECT_EQ(egress.head_timeout, seconds(7));
   EXPECT_EQ(egress.idle_timeout, seconds(60));
@@ -572,6 +575,8 @@ TEST(EgressConfig, UnknownKeysAndWrongTypesAreNamed) {
             ":2: egress.renew_backoff_s[1]: must be an integer (1 to 86400), not a string");
   EXPECT_EQ(error_of("[egress]\nsame_user = \"yes\"\n"),
             ":2: egress.same_user: must be a boolean, not a string");
+  EXPECT_EQ(error_of("[egress]\nlog_connections = 1\n"),
+            ":2: egress.log_connections: must be a boolean, not an integer");
   EXPECT_EQ(error_of("[egress]\nmax_tunnels = 1.5\n"),
             ":2: egress.max_tunnels: must be an integer (1 to 1000000), not a float");
   EXPECT_EQ(error_of("[egress]\ntoken_command = [\"/bin/gh\", 1]\n"),

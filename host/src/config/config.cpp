@@ -434,8 +434,8 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
 constexpr const char *kEgressKeys =
     "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
     "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
-    "same_user, connect_timeout_s, head_timeout_s, idle_timeout_s, max_tunnels, "
-    "ca_validity_days, leaf_validity_hours";
+    "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
+    "max_tunnels, ca_validity_days, leaf_validity_hours";
 
 // The proxy connects to, and a sandbox's init relays to, the socket by path: a unix socket
 // address holds it with its NUL.
@@ -650,6 +650,8 @@ void read_egress(const Reader &r, const toml::table &t, EgressConfig &egress) {
       egress.runtime_dir = optional_path(r, node, dotted, "$XDG_RUNTIME_DIR");
     } else if (name == "same_user") {
       egress.same_user = r.boolean(node, dotted);
+    } else if (name == "log_connections") {
+      egress.log_connections = r.boolean(node, dotted);
     } else if (name == "connect_timeout_s") {
       egress.connect_timeout = seconds(1, 600);
     } else if (name == "head_timeout_s") {

@@ -90,6 +90,7 @@ EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
                             "cannot keep the egress proxy's memory out of core dumps");
   }
   EgressOptions options = egress_options(config, audit);
+  if (config.log_connections) options.log = log;
   if (!options.inject.empty()) {
     options.ca = std::make_shared<CertificateAuthority>(options.inject, config.ca_validity,
                                                         config.leaf_validity);

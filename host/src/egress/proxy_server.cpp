@@ -174,11 +174,13 @@ struct EgressProxy::Impl {
   void http_session(Handshake &handshake);
   void socks_session(Handshake &handshake);
   Upstream open_upstream(const std::string &host, std::uint16_t port);
+  // `entry` names how the client asked ("CONNECT", "SOCKS5"), for the log.
   void established(Handshake &handshake, UniqueFd upstream, std::string to_upstream,
-                   const std::string &host, std::uint16_t port);
+                   const std::string &host, std::uint16_t port, const char *entry);
   void forward(Handshake &handshake, HttpRequestHead head, std::string rest);
   bool inject_host(const std::string &host) const;
   void say(const Peer &peer, const std::string &target, const std::string &line);
+  void log(const Peer &peer, const std::string &target, const std::string &what);
 
   EgressOptions options;
   UniqueFd tcp_listener, unix_listener;
@@ -246,6 +248,10 @@ EgressProxy::Impl::~Impl() {
   sessions_done.wait(lock, [&] { return sessions == 0; });
   lock.unlock();
   if (!options.socket.empty()) ::unlink(options.socket.c_str());
+}
+
+void EgressProxy::Impl::log(const Peer &peer, const std::string &target, const std::string &what) {
+  if (options.log) options.log(peer.describe() + " -> " + target + ": " + what);
 }
 
 void EgressProxy::Impl::say(const Peer &peer, const std::string &target, const std::string &line) {
@@ -548,7 +554,8 @@ void EgressProxy::Impl::http_session(Handshake &handshake) {
     }
     SocketStream(handshake.fd.get(), options.idle_timeout, "the client")
         .write_all("HTTP/1.1 200 Connection established\r\n\r\n");
-    established(handshake, std::move(upstream.fd), std::move(rest), head.host, head.port);
+    established(handshake, std::move(upstream.fd), std::move(rest), head.host, head.port,
+                "CONNECT");
     return;
   }
   if (head.form != HttpRequestHead::Form::absolute) {
@@ -583,6 +590,7 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
     std::lock_guard lock(sessions_mutex);
     session_fds.insert(upstream.fd.get());
   }
+  log(handshake.peer, target, "forwarded " + head.method);
   SocketStream server(upstream.fd.get(), options.idle_timeout, "the upstream");
   // The Host is the target's, whatever the client wrote (RFC 9112 3.2.2).
   erase_headers(head.headers, "Host");
@@ -630,18 +638,19 @@ void EgressProxy::Impl::socks_session(Handshake &handshake) {
   SocketStream(handshake.fd.get(), options.idle_timeout, "the client")
       .write_all(socks5_reply(Socks5Reply::succeeded));
   established(handshake, std::move(upstream.fd), std::move(handshake.buffer), request.host,
-              request.port);
+              request.port, "SOCKS5");
 }
 
 void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
                                     std::string to_upstream, const std::string &host,
-                                    std::uint16_t port) {
+                                    std::uint16_t port, const char *entry) {
   const std::string target = endpoint(host, port);
   if (port == 443 && interceptor && inject_host(host)) {
     if (!to_upstream.empty()) {
       say(handshake.peer, target, "refused: TLS data sent before the proxy's answer to CONNECT");
       return;
     }
+    log(handshake.peer, target, std::string(entry) + ", TLS terminated (an inject host)");
     {
       std::lock_guard lock(sessions_mutex);
       session_fds.insert(upstream.get());
@@ -658,6 +667,7 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
     std::lock_guard lock(sessions_mutex);
     session_fds.erase(handshake.fd.get());
   }
+  log(handshake.peer, target, std::string(entry) + " tunnel");
   relay.add(std::move(handshake.fd), std::move(upstream), std::move(to_upstream),
             handshake.peer.describe() + " -> " + target);
 }

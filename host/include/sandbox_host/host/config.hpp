@@ -82,6 +82,7 @@ struct EgressConfig {
   std::filesystem::path upstream_ca_bundle;  // PEM file; empty: the system's roots
   std::filesystem::path runtime_dir;         // empty: $XDG_RUNTIME_DIR
   bool same_user = true;                     // refuse connections of other local users
+  bool log_connections = false;              // one line per allowed connection, too
   std::chrono::seconds connect_timeout{10};  // key connect_timeout_s, 1..600
   std::chrono::seconds head_timeout{10};     // key head_timeout_s, 1..600
   std::chrono::seconds idle_timeout{300};    // key idle_timeout_s, 1..86400

@@ -24,7 +24,8 @@ EgressOptions egress_options(const EgressConfig &config, AuditSink &audit);
 class EgressService {
  public:
   // exe is sandbox-host itself, which the egress directory's gpg script runs. Refusals go
-  // to audit; the token keeper's events, which are no refusals, to log.
+  // to audit; the token keeper's events, which are no refusals, and with [egress]
+  // log_connections each allowed connection, to log.
   EgressService(const EgressConfig &config, AuditSink &audit, const std::filesystem::path &exe,
                 std::function<void(const std::string &)> log);
   ~EgressService();

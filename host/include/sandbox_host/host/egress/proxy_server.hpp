@@ -42,6 +42,10 @@ struct EgressOptions {
   std::size_t max_sessions = 512;   // connections the proxy reads and writes itself
   // One line per refused or failed connection: peer, target, rule. Never a header value.
   std::function<void(const std::string &)> say;
+  // One line per allowed connection once its upstream answered: "<peer> -> <target>: <what>"
+  // (a CONNECT or SOCKS5 tunnel, a terminated TLS session, a forwarded request's method).
+  // Never a path, a header value or the token. Null: allowed ones go unsaid.
+  std::function<void(const std::string &)> log;
 };
 
 class EgressProxy {
