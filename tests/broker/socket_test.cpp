@@ -88,6 +88,33 @@ TEST_P(Socket, AHungUpPeerEndsItsStreamedCommand) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
 }
 
+// How a client command finds the broker when the command line names none: through
+// $SANDBOX_HOST_BROKER (a spool or a socket), which a sandboxed command's environment
+// carries; a --config on the command line wins over it.
+TEST_P(Socket, SandboxHostBrokerNamesTheSpoolOrTheSocketAndAConfigWinsOverIt) {
+  ServedBroker broker(with_socket(setup_for(GetParam())));
+  auto ask_with = [&](const std::string &named, std::vector<std::string> extra) {
+    std::vector<std::string> argv = broker.as_user();
+    for (const std::string &arg :
+         {std::string("/usr/bin/env"), "SANDBOX_HOST_BROKER=" + named, broker.sandbox_host(),
+          std::string("ask"), std::string("ping")}) {
+      argv.push_back(arg);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv);
+  };
+  EXPECT_EQ(ask_with(broker.spool().string(), {}).out, "pong");
+  EXPECT_EQ(ask_with(broker.socket().string(), {}).out, "pong");
+  const auto nowhere = ask_with("/nonexistent/spool", {});
+  EXPECT_EQ(nowhere.code, 125);
+  EXPECT_EQ(nowhere.err,
+            "sandbox-host ask: no sandbox-host broker answered: "
+            "SANDBOX_HOST_BROKER=/nonexistent/spool: No such file or directory\n");
+  const auto configured =
+      ask_with("/nonexistent/spool", {"--config", (broker.root() / "config.toml").string()});
+  EXPECT_EQ(configured.out, "pong") << configured.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Broker, Socket, testing::Values(0u, kNobody),
                          [](const testing::TestParamInfo<unsigned> &info) {
                            return info.param == 0 ? std::string("Root") : std::string("Nobody");

@@ -12,10 +12,11 @@
 namespace sandbox_host::cli {
 
 void add_broker_options(CLI::App &command, BrokerTarget &target) {
-  auto *spool =
-      command.add_option("--spool", target.spool,
-                         std::string("Spool directory (default: $") + kBrokerVariable +
-                             ", a spool or a broker socket, else the config's state_dir/spool)");
+  auto *spool = command.add_option(
+      "--spool", target.spool,
+      std::string("Spool directory (default: --config's state_dir/spool, "
+                  "else $") +
+          kBrokerVariable + " (a spool or a broker socket), else the default config's)");
   command.add_option("--socket", target.socket, "Ask over this broker socket instead")
       ->excludes(spool);
   command.add_option("--config", target.config, "Config file (for the default spool)");
@@ -25,7 +26,8 @@ broker::Answer ask_broker(const BrokerTarget &target, const Request &request,
                           const broker::AskOptions &options) {
   if (target.socket) return broker::ask_socket(*target.socket, request, options);
   if (target.spool) return broker::ask(*target.spool, request, options);
-  if (const char *named = std::getenv(kBrokerVariable); named != nullptr && *named != '\0') {
+  const char *named = target.config ? nullptr : std::getenv(kBrokerVariable);
+  if (named != nullptr && *named != '\0') {
     struct stat st {};
     if (::stat(named, &st) != 0) {
       throw broker::NoBroker(std::string(kBrokerVariable) + "=" + named + ": " +

@@ -26,8 +26,9 @@ struct BrokerTarget {
 // --spool and --socket (one of them) and --config, into target.
 void add_broker_options(CLI::App &command, BrokerTarget &target);
 
-// Asks the broker at --socket, else at --spool, else the one $SANDBOX_HOST_BROKER names,
-// else the config's spool. Throws broker::NoBroker (naming the variable when it points
+// Asks the broker at --socket, else at --spool, else the spool of the --config named, else
+// the one $SANDBOX_HOST_BROKER names, else the default config's spool: what the command
+// line says wins over the environment. Throws broker::NoBroker (naming the variable when it points
 // nowhere) or broker::Refused.
 broker::Answer ask_broker(const BrokerTarget &target, const Request &request,
                           const broker::AskOptions &options = {});
