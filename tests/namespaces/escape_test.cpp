@@ -418,16 +418,7 @@ TEST_P(NamespacesEscape, OrdinaryProgramsRunInside) {
   EXPECT_TRUE(cwd.verdict.starts_with("ALLOWED /tmp/sandbox-host-")) << cwd;
 }
 
-INSTANTIATE_TEST_SUITE_P(AsUser, NamespacesEscape,
-                         ::testing::Values(Case{User::root, Setup::cold},
-                                           Case{User::nobody, Setup::cold},
-                                           Case{User::root, Setup::prepared},
-                                           Case{User::nobody, Setup::prepared}),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           std::ostringstream name;
-                           PrintTo(info.param, &name);
-                           return name.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(AsUser, NamespacesEscape, kEveryCase, case_name);
 
 }  // namespace
 }  // namespace sandbox_host

@@ -283,16 +283,7 @@ TEST_P(ProxiedNetwork, TheLaunchIsRefusedWithoutAnEgressTable) {
       << result.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(AsUser, ProxiedNetwork,
-                         ::testing::Values(Case{User::root, Setup::cold},
-                                           Case{User::nobody, Setup::cold},
-                                           Case{User::root, Setup::prepared},
-                                           Case{User::nobody, Setup::prepared}),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           std::ostringstream name;
-                           PrintTo(info.param, &name);
-                           return name.str();
-                         });
+INSTANTIATE_TEST_SUITE_P(AsUser, ProxiedNetwork, kEveryCase, case_name);
 
 }  // namespace
 }  // namespace sandbox_host

@@ -48,6 +48,17 @@ inline void PrintTo(const Case &c, std::ostream *out) {
        << (c.setup == Setup::prepared ? "_prepared" : "_cold");
 }
 
+// Every case, for INSTANTIATE_TEST_SUITE_P(AsUser, Suite, kEveryCase, case_name).
+inline const auto kEveryCase =
+    ::testing::Values(Case{User::root, Setup::cold}, Case{User::nobody, Setup::cold},
+                      Case{User::root, Setup::prepared}, Case{User::nobody, Setup::prepared});
+
+inline std::string case_name(const ::testing::TestParamInfo<Case> &info) {
+  std::ostringstream name;
+  PrintTo(info.param, &name);
+  return name.str();
+}
+
 inline std::string random_suffix() {
   std::random_device device;
   std::ostringstream out;
@@ -205,6 +216,21 @@ class Listener {
  private:
   int fd_;
 };
+
+// Whether anything reached the listener (a connection, or a datagram), taking it.
+inline bool anything_arrived(const Listener &listener) {
+  const int flags = ::fcntl(listener.fd(), F_GETFL);
+  ::fcntl(listener.fd(), F_SETFL, flags | O_NONBLOCK);
+  char byte;
+  int type = 0;
+  socklen_t size = sizeof type;
+  ::getsockopt(listener.fd(), SOL_SOCKET, SO_TYPE, &type, &size);
+  if (type == SOCK_DGRAM) return ::recv(listener.fd(), &byte, 1, 0) >= 0;
+  const int connection = ::accept(listener.fd(), nullptr, nullptr);
+  if (connection < 0) return false;
+  ::close(connection);
+  return true;
+}
 
 // A TCP (or, with datagram, UDP) socket on 127.0.0.1:<ephemeral>; returns the port.
 inline int listen_inet(std::unique_ptr<Listener> &holder, bool datagram = false) {

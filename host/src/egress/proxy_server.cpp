@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -180,7 +181,10 @@ struct EgressProxy::Impl {
   void forward(Handshake &handshake, HttpRequestHead head, std::string rest);
   bool inject_host(const std::string &host) const;
   void say(const Peer &peer, const std::string &target, const std::string &line);
-  void log(const Peer &peer, const std::string &target, const std::string &what);
+  // The allowed connection's line, "<peer> -> <target>: <how><what>"; built only when
+  // options.log is set, since this is every connection's path.
+  void log(const Peer &peer, const std::string &target, std::string_view how,
+           std::string_view what);
 
   EgressOptions options;
   UniqueFd tcp_listener, unix_listener;
@@ -250,8 +254,10 @@ EgressProxy::Impl::~Impl() {
   if (!options.socket.empty()) ::unlink(options.socket.c_str());
 }
 
-void EgressProxy::Impl::log(const Peer &peer, const std::string &target, const std::string &what) {
-  if (options.log) options.log(peer.describe() + " -> " + target + ": " + what);
+void EgressProxy::Impl::log(const Peer &peer, const std::string &target, std::string_view how,
+                            std::string_view what) {
+  if (!options.log) return;
+  options.log(peer.describe() + " -> " + target + ": " + std::string(how) + std::string(what));
 }
 
 void EgressProxy::Impl::say(const Peer &peer, const std::string &target, const std::string &line) {
@@ -590,7 +596,7 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
     std::lock_guard lock(sessions_mutex);
     session_fds.insert(upstream.fd.get());
   }
-  log(handshake.peer, target, "forwarded " + head.method);
+  log(handshake.peer, target, "forwarded ", head.method);
   SocketStream server(upstream.fd.get(), options.idle_timeout, "the upstream");
   // The Host is the target's, whatever the client wrote (RFC 9112 3.2.2).
   erase_headers(head.headers, "Host");
@@ -650,7 +656,7 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
       say(handshake.peer, target, "refused: TLS data sent before the proxy's answer to CONNECT");
       return;
     }
-    log(handshake.peer, target, std::string(entry) + ", TLS terminated (an inject host)");
+    log(handshake.peer, target, entry, ", TLS terminated (an inject host)");
     {
       std::lock_guard lock(sessions_mutex);
       session_fds.insert(upstream.get());
@@ -667,7 +673,7 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
     std::lock_guard lock(sessions_mutex);
     session_fds.erase(handshake.fd.get());
   }
-  log(handshake.peer, target, std::string(entry) + " tunnel");
+  log(handshake.peer, target, entry, " tunnel");
   relay.add(std::move(handshake.fd), std::move(upstream), std::move(to_upstream),
             handshake.peer.describe() + " -> " + target);
 }
