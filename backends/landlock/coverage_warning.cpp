@@ -17,6 +17,14 @@ std::string coverage_warning(int abi) {
       "no uts namespace: the host's name is visible",
       "no network namespace: a plugin with network proxied is refused, never run with the "
       "host's network",
+      // Landlock cannot take a right away below a grant (view_grants.cpp).
+      "under an agent policy (sandbox-host run --policy), a directory holding a rule of less "
+      "access below it (the way to Home, a Deny or a Read inside Write) cannot be listed and "
+      "nothing in it can be created, removed or renamed, though its entries are granted one "
+      "by one as they exist at the start: an entry made later, at the top level too, gets "
+      "nothing, and /proc and /dev are not granted beyond the system's devices and the "
+      "command's own /proc/<pid> (unix sockets are refused there: socket(2) of AF_UNIX "
+      "fails, socketpair(2) works)",
   };
   if (abi < 3) {
     gaps.push_back(

@@ -11,13 +11,17 @@
 #include "landlock_abi.hpp"
 #include "landlock_policy.hpp"
 #include "ruleset.hpp"
+#include "view_grants.hpp"
 
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -53,8 +57,22 @@ constexpr const char *kNoProxied =
     "proxy, and Landlock confines a plugin without namespaces; it is refused rather than run "
     "with the host's network (the namespaces backend runs it)";
 
+// Whether a command under a view may start where it was launched, as a shell would start it:
+// a directory it can list, or one the view lets it read (a directory on the way to a rule
+// of less access cannot be listed, but what is in it can be used). Asked once restricted.
+bool starts_where_launched(const Spec &spec) {
+  if (spec.view.empty()) return false;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) == nullptr) return false;
+  const UniqueFd listed(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return listed || view_access(spec.view, cwd) != PathAccess::none;
+}
+
 [[noreturn]] void exec_plugin(const Spec &spec) {
-  if (::chdir(spec.tmp_dir.c_str()) != 0) throw_errno("exec", "chdir " + spec.tmp_dir);
+  // A plugin starts in TmpDir; so does a command launched where its view hides.
+  if (!starts_where_launched(spec) && ::chdir(spec.tmp_dir.c_str()) != 0) {
+    throw_errno("exec", "chdir " + spec.tmp_dir);
+  }
   std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
   for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
   argv.push_back(nullptr);
@@ -81,6 +99,14 @@ template <class TakeLaunch>
                                        : backends::Namespaces::none_network_outbound);
   const Spec spec = take_launch();
   for (const Grant &grant : spec_grants(spec, rights)) ruleset.allow(grant.path, grant.access);
+  if (!spec.view.empty()) {
+    // Listed now, with the launching user's own rights: the view as it exists at the start.
+    for (const Grant &grant : view_grants(spec.view, rights)) {
+      ruleset.allow_exact_if_present(grant.path, grant.access);
+    }
+    // The view leaves the host readable, and a pathname unix socket needs no more.
+    backends::install_unix_socket_filter();
+  }
   ruleset.restrict_self(policy.restrict_flags);
   exec_plugin(spec);
 }

@@ -25,28 +25,36 @@ Ruleset::Ruleset(const RulesetAttr &attr)
   if (!fd_) throw_errno(kStep, "create the ruleset");
 }
 
-bool Ruleset::grant(const std::string &path, uint64_t access, bool missing_ok) {
-  const UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+void Ruleset::grant(const std::string &path, uint64_t access, Unopenable unopenable,
+                    int open_flags) {
+  const UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | open_flags));
   if (!fd) {
-    if (missing_ok && errno == ENOENT) return false;
+    if (unopenable != Unopenable::fail && errno == ENOENT) return;
+    // A path the launching user cannot reach needs no grant: it stays out of reach.
+    if (unopenable == Unopenable::skip_missing_or_unreachable && errno == EACCES) return;
     throw_errno(kStep, "open " + path);
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno(kStep, "stat " + path);
+  // O_NOFOLLOW with O_PATH opens a symlink itself; a rule on it would grant nothing sound.
+  if (S_ISLNK(st.st_mode)) return;
   if (!S_ISDIR(st.st_mode)) access &= kFsFileRights;
   const PathBeneathAttr rule{access & handled_fs_, fd.get()};
   if (::syscall(SYS_landlock_add_rule, fd_.get(), kRulePathBeneath, &rule, 0) != 0) {
     throw_errno(kStep, "grant " + path);
   }
-  return true;
 }
 
 void Ruleset::allow(const std::string &path, uint64_t access) {
-  grant(path, access, false);
+  grant(path, access, Unopenable::fail, 0);
 }
 
 void Ruleset::allow_if_present(const std::string &path, uint64_t access) {
-  grant(path, access, true);
+  grant(path, access, Unopenable::skip_missing, 0);
+}
+
+void Ruleset::allow_exact_if_present(const std::string &path, uint64_t access) {
+  grant(path, access, Unopenable::skip_missing_or_unreachable, O_NOFOLLOW);
 }
 
 void Ruleset::restrict_self(uint32_t flags) {

@@ -20,12 +20,18 @@ class Ruleset {
   void allow(const std::string &path, uint64_t access);
   // Like allow(), but a path that does not exist on this host is left out.
   void allow_if_present(const std::string &path, uint64_t access);
+  // Grants access beneath path itself, never beneath what a symlink there leads to: a path
+  // that is a symlink, does not exist or the launching user cannot reach is left out. For
+  // an agent policy's view, whose grants stage 1 finds by listing directories.
+  void allow_exact_if_present(const std::string &path, uint64_t access);
 
   // Enforces the ruleset on the calling thread and everything it execs; needs no_new_privs.
   void restrict_self(uint32_t flags);
 
  private:
-  bool grant(const std::string &path, uint64_t access, bool missing_ok);
+  // What a path that cannot be opened means: a failure, or no grant.
+  enum class Unopenable { fail, skip_missing, skip_missing_or_unreachable };
+  void grant(const std::string &path, uint64_t access, Unopenable unopenable, int open_flags);
 
   UniqueFd fd_;
   uint64_t handled_fs_ = 0;

@@ -1,11 +1,13 @@
 // The sandbox's deny-by-default mount tree: a fresh tmpfs root holding only what the Spec
-// grants and what an ordinary dynamically linked program needs to run. Built in three
-// steps, so that a prepared sandbox can do the first before its Spec is known.
+// grants and what an ordinary dynamically linked program needs to run. Built in steps, so
+// that a prepared sandbox can do the first before its Spec is known; an agent policy's view
+// (policy_view_mounts.hpp) shares the first and the last.
 #pragma once
 
 #include <sandbox_host/spec.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sandbox_host::namespaces {
@@ -36,15 +38,24 @@ enum class HostMounts {
   follow,  // a prepared sandbox: slave, until finish_mount_tree()
 };
 
-// In the current (new) mount namespace, whose process is already in the sandbox's pid
-// namespace: a tmpfs root holding a fresh /proc, a minimal /dev, a private /tmp and the
-// system entries, with the host root still reachable for add_mounts().
-void begin_mount_tree(const std::vector<MountEntry> &system, HostMounts host_mounts);
-void add_mounts(const std::vector<MountEntry> &entries);
-// Makes the tree private, detaches the host root, pivots into the tree, makes / read-only.
-void finish_mount_tree();
+// Where the deny-by-default tree is built, below the base tmpfs, until it becomes the root.
+inline constexpr std::string_view kPluginRoot = "/newroot";
 
-// Where the host's path is reachable between begin_mount_tree() and finish_mount_tree().
+// In the current (new) mount namespace, whose process is already in the sandbox's pid
+// namespace: a fresh tmpfs becomes the root, with the host's root reachable below it
+// (host_view()) until finish_mount_tree().
+void leave_host_root(HostMounts host_mounts);
+// A fresh /proc, a minimal /dev and a private /tmp below root.
+void mount_private_filesystems(const std::string &root);
+// The deny-by-default tree at kPluginRoot: the private file systems and the system entries.
+void build_plugin_root(const std::vector<MountEntry> &system);
+// Adds entries to the tree at root.
+void add_mounts(const std::string &root, const std::vector<MountEntry> &entries);
+// Makes the tree at root private, detaches the host root, pivots into the tree, makes /
+// read-only.
+void finish_mount_tree(const std::string &root);
+
+// Where the host's path is reachable between leave_host_root() and finish_mount_tree().
 std::string host_view(const std::string &path);
 
 }  // namespace sandbox_host::namespaces

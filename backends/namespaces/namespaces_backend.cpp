@@ -1,6 +1,8 @@
 // The namespaces backend (seed 004's ModeNamespaces): user, mount, pid, ipc, uts and cgroup
 // namespaces (and net for networks "none" and "proxied"), a deny-by-default mount tree, no
-// capabilities, no_new_privs and the default seccomp filter.
+// capabilities, no_new_privs and the default seccomp filter. Under an agent policy
+// (Spec::view) the tree is the policy's view of the host instead (policy_view_mounts.cpp),
+// and the command cannot open a unix socket either.
 //
 // Stage 1 runs in the re-executed host binary (S) and makes three processes:
 //   S    enters the new namespaces, forks I, and waits for it outside the sandbox;
@@ -9,10 +11,12 @@
 //        builds the Spec-independent part of the tree first, then waits for its launch;
 //        for network "proxied" it also relays 127.0.0.1:<port> to the egress proxy, on a
 //        thread of its own (proxy_forwarder.cpp);
-//   P    the plugin: own session, cwd TmpDir, exec.
+//   P    the plugin: own session, cwd TmpDir (under a view: the launcher's, where the view
+//        shows it), exec.
 // A failure in any of them is one "clawpatrol-sandbox: <step>: <reason>" line and exit 87.
 #include "loopback.hpp"
 #include "mount_tree.hpp"
+#include "policy_view_mounts.hpp"
 #include "proxied_network.hpp"
 #include "proxy_forwarder.hpp"
 #include "supervisor.hpp"
@@ -34,6 +38,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 #include <iterator>
 #include <optional>
@@ -51,11 +56,12 @@ using backends::throw_errno;
 // What the plugin's process needs, made before it starts: it is vfork'ed, so until its exec
 // it runs on the init's memory and may only make system calls.
 struct PluginStart {
-  explicit PluginStart(const Spec &spec)
+  PluginStart(const Spec &spec, std::string work_dir)
       : path(spec.binary_path),
-        tmp_dir(spec.tmp_dir),
+        work_dir(std::move(work_dir)),
         shown_path(one_line(spec.binary_path)),
-        shown_chdir("chdir " + one_line(spec.tmp_dir)),
+        shown_chdir("chdir " + one_line(this->work_dir)),
+        refuse_unix_sockets(!spec.view.empty()),
         args(spec.args) {
     argv.push_back(path.data());
     for (auto &arg : args) argv.push_back(arg.data());
@@ -70,7 +76,8 @@ struct PluginStart {
     return text;
   }
 
-  std::string path, tmp_dir, shown_path, shown_chdir;
+  std::string path, work_dir, shown_path, shown_chdir;
+  bool refuse_unix_sockets;  // an agent policy's command: no socket(AF_UNIX)
   std::vector<std::string> args;
   std::vector<char *> argv;  // points into path and args
 };
@@ -92,6 +99,20 @@ struct PluginStart {
   ::_exit(kStage1ExitCode);
 }
 
+// The unix socket filter is the plugin's alone: the init's relay to the egress proxy opens a
+// unix socket for every connection. It allocates only to throw, and this process ends then at
+// once, while the init, single-threaded until the exec, waits.
+void load_unix_socket_filter() {
+  try {
+    backends::install_unix_socket_filter();
+  } catch (const std::exception &e) {
+    const std::string line = std::string(kStage1ErrorPrefix) + e.what() + "\n";
+    ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+    (void)ignored;
+    ::_exit(kStage1ExitCode);
+  }
+}
+
 // The plugin's process, between vfork and exec.
 [[noreturn]] void exec_plugin(const PluginStart &start) {
   sigset_t none;
@@ -100,7 +121,8 @@ struct PluginStart {
     fail_before_exec("signals", "sigprocmask", errno);
   // Own session: no controlling terminal, so TIOCSTI cannot reach the host's.
   if (::setsid() < 0) fail_before_exec("session", "setsid", errno);
-  if (::chdir(start.tmp_dir.c_str()) != 0) fail_before_exec("exec", start.shown_chdir, errno);
+  if (::chdir(start.work_dir.c_str()) != 0) fail_before_exec("exec", start.shown_chdir, errno);
+  if (start.refuse_unix_sockets) load_unix_socket_filter();
   ::execve(start.path.c_str(), start.argv.data(), environ);
   fail_before_exec("exec", start.shown_path, errno);
 }
@@ -140,11 +162,25 @@ void start_relay(UniqueFd listener, std::string socket_path) noexcept {
   }
 }
 
+// Which tree a sandbox builds before its Spec is known.
+enum class Tree {
+  plugin,  // the deny-by-default one: a plugin's launch, or any prepared sandbox's
+  view,    // none: the launch, known already, has an agent policy's view to build
+};
+
+// The launcher's working directory as the host has it; "" where it has none any more.
+std::string launcher_directory() {
+  std::string cwd(PATH_MAX, '\0');
+  if (::getcwd(cwd.data(), cwd.size()) == nullptr) return "";
+  cwd.resize(std::strlen(cwd.c_str()));
+  return cwd;
+}
+
 // pid 1 of the sandbox. parent_pidfd refers to S, which must still be there once this
 // process has asked to die with it. take_launch gives the Spec: the one S was started with,
 // or, for a prepared sandbox, the one the host hands over once the rest is set up.
 template <class TakeLaunch>
-[[noreturn]] void run_init(Network network, const std::vector<MountEntry> &system,
+[[noreturn]] void run_init(Network network, Tree tree, const std::vector<MountEntry> &system,
                            HostMounts host_mounts, int parent_pidfd, int status_fd,
                            TakeLaunch take_launch) {
   std::optional<PluginStart> start;
@@ -156,7 +192,10 @@ template <class TakeLaunch>
     if (::poll(&parent, 1, 0) != 0) throw backends::SetupError("parent", "stage 1 is gone");
     ::close(parent_pidfd);
 
-    begin_mount_tree(system, host_mounts);
+    // Before the mounts hide it: a command under a view may start there.
+    const std::string cwd = launcher_directory();
+    leave_host_root(host_mounts);
+    if (tree == Tree::plugin) build_plugin_root(system);
     if (network != Network::outbound) bring_up_loopback();
     if (::sethostname("sandbox", 7) != 0) throw_errno("uts", "sethostname");
     // Needs no Spec, and dropping the bounding set is one call per capability.
@@ -168,9 +207,15 @@ template <class TakeLaunch>
       relay_listener = listen_on_loopback(spec.proxy_port);
       relay_socket = spec.proxy_socket;
     }
-    add_mounts(plan_spec_mounts(spec));
-    finish_mount_tree();
-    start.emplace(spec);
+    const std::vector<MountEntry> grants = plan_spec_mounts(spec);
+    std::string root(kPluginRoot);
+    if (!spec.view.empty()) {
+      root = kViewRoot;
+      build_view_root(spec.view, grants);
+    }
+    add_mounts(root, grants);
+    finish_mount_tree(root);
+    start.emplace(spec, spec.view.empty() ? spec.tmp_dir : command_directory(spec, cwd));
 
     // Its memory still holds the control variables it was started with (unsetenv does not
     // wipe them): the plugin, same uid, may read neither /proc/1/environ nor /proc/1/mem.
@@ -192,9 +237,11 @@ template <class TakeLaunch>
 
 // Stage 1 proper (S): enters the namespaces, forks init and waits for its report.
 template <class TakeLaunch>
-[[noreturn]] void contain(Network network, HostMounts host_mounts, TakeLaunch take_launch) {
+[[noreturn]] void contain(Network network, Tree tree, HostMounts host_mounts,
+                          TakeLaunch take_launch) {
   // Planned before any namespace exists: paths resolve as the host sees them.
-  const std::vector<MountEntry> system = plan_system_mounts();
+  const std::vector<MountEntry> system =
+      tree == Tree::plugin ? plan_system_mounts() : std::vector<MountEntry>{};
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (network != Network::outbound) flags |= CLONE_NEWNET;
   enter_user_namespace(flags, ::getuid(), ::getgid());
@@ -209,7 +256,7 @@ template <class TakeLaunch>
   if (init < 0) throw_errno("pid namespace", "fork the sandbox's init");
   if (init == 0) {
     ::close(status[0]);
-    run_init(network, system, host_mounts, self, status[1], take_launch);
+    run_init(network, tree, system, host_mounts, self, status[1], take_launch);
   }
   ::close(self);
   ::close(status[1]);
@@ -234,6 +281,7 @@ class NamespacesBackend final : public Backend {
             "plugin needs instead");
       }
     }
+    check_view(spec.view);
     if (spec.network == Network::proxied) {
       for (const auto &[name, value] : proxy_environment(spec)) command.env(name, value);
     }
@@ -241,11 +289,12 @@ class NamespacesBackend final : public Backend {
   }
 
   void stage1(const Spec &spec) override {
-    contain(spec.network, HostMounts::ignore, [&spec] { return spec; });
+    contain(spec.network, spec.view.empty() ? Tree::plugin : Tree::view, HostMounts::ignore,
+            [&spec] { return spec; });
   }
 
   void stage1_prepared(Network network, LaunchSource &source) override {
-    contain(network, HostMounts::follow, [&source] { return source.await_launch(); });
+    contain(network, Tree::plugin, HostMounts::follow, [&source] { return source.await_launch(); });
   }
 };
 

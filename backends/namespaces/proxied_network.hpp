@@ -15,7 +15,7 @@ namespace sandbox_host::namespaces {
 // exists, to its CA bundle. Built from the Spec alone, never from the host's environment.
 std::vector<std::pair<std::string, std::string>> proxy_environment(const Spec &spec);
 
-// Between begin_mount_tree() and finish_mount_tree(): the proxy's socket is there on the
+// Between leave_host_root() and finish_mount_tree(): the proxy's socket is there on the
 // host. Throws SetupError naming it and what to do otherwise.
 void require_proxy_socket(const Spec &spec);
 

@@ -28,6 +28,12 @@ class OffBackend final : public sandbox_host::Backend {
           "egress proxy, and the off backend confines nothing; it is refused rather than run "
           "with the host's network (the namespaces backend runs it)");
     }
+    if (!spec.view.empty()) {
+      throw std::invalid_argument(
+          "an agent policy holds a command to its view of the file system, and the off backend "
+          "confines nothing; it is refused rather than run unconfined (the namespaces and "
+          "landlock backends enforce it)");
+    }
     command.program(spec.binary_path);
     for (const auto &arg : spec.args) command.arg(arg);
   }

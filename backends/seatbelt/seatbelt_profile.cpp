@@ -1,5 +1,6 @@
 #include "seatbelt_profile.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string_view>
@@ -124,6 +125,16 @@ constexpr std::array kOutboundMachServices{
 // getaddrinfo asks mDNSResponder over this socket instead of sending DNS queries itself.
 constexpr std::string_view kResolverSocket = "/private/var/run/mDNSResponder";
 
+// An agent policy's view starts from the whole file system readable and executable but
+// /dev, whose nodes (disks among them) are the system's to grant: the devices above.
+constexpr std::string_view kViewRoot = "/";
+constexpr std::string_view kViewDevices = "/dev";
+// What each access of a view's rule allows; the rest of kViewOperations it denies. A
+// program run under a policy execs others and maps their libraries, wherever it may read.
+constexpr std::string_view kViewRead = "file-read* process-exec file-map-executable";
+constexpr std::string_view kViewWrite = "file-read* file-write* process-exec file-map-executable";
+constexpr std::string_view kViewOperations = kViewWrite;
+
 std::string quoted(std::string_view constant) {
   return "\"" + std::string(constant) + "\"";
 }
@@ -142,13 +153,25 @@ void add_filters(std::vector<std::string> &filters, std::string_view kind,
   for (auto constant : constants) filters.push_back(filter(kind, constant));
 }
 
-// One (allow ...) form: its operations on the first line, then one filter per line.
-void allow(std::string &text, std::string_view operations,
-           const std::vector<std::string> &filters = {}) {
-  text += "(allow ";
+// One (allow ...) or (deny ...) form: its operations on the first line, then one filter
+// per line.
+void rule(std::string &text, std::string_view action, std::string_view operations,
+          const std::vector<std::string> &filters) {
+  text += "(";
+  text += action;
+  text += " ";
   text += operations;
   for (const auto &f : filters) text += "\n  " + f;
   text += ")\n";
+}
+
+void allow(std::string &text, std::string_view operations,
+           const std::vector<std::string> &filters = {}) {
+  rule(text, "allow", operations, filters);
+}
+
+void deny(std::string &text, std::string_view operations, const std::vector<std::string> &filters) {
+  rule(text, "deny", operations, filters);
 }
 
 void require_usable_path(const std::string &field, const std::string &path) {
@@ -170,6 +193,9 @@ Profile make_profile(const Spec &spec) {
   for (size_t i = 0; i < spec.read_paths.size(); ++i) {
     require_usable_path("ReadPaths[" + std::to_string(i) + "]", spec.read_paths[i]);
   }
+  for (size_t i = 0; i < spec.view.size(); ++i) {
+    require_usable_path("View[" + std::to_string(i) + "]", spec.view[i].path);
+  }
 
   Profile profile;
   profile.parameters = {
@@ -181,8 +207,39 @@ Profile make_profile(const Spec &spec) {
     profile.parameters.push_back({std::move(name), spec.read_paths[i]});
   }
 
+  // The view's rules, shortest path first: later rules win in SBPL, so the longest does.
+  std::vector<PathRule> view = spec.view;
+  std::stable_sort(view.begin(), view.end(), [](const PathRule &a, const PathRule &b) {
+    return a.path.size() < b.path.size();
+  });
+  std::vector<std::pair<std::string, PathAccess>> view_parameters;
+  for (size_t i = 0; i < view.size(); ++i) {
+    std::string name = "VIEW_" + std::to_string(i);
+    view_parameters.emplace_back(name, view[i].access);
+    profile.parameters.push_back({std::move(name), view[i].path});
+  }
+
   std::string &text = profile.text;
   text = "(version 1)\n(deny default)\n\n";
+
+  if (!spec.view.empty()) {
+    // An agent policy's view first, so that everything below keeps its grant on top of it
+    // (SBPL: the last matching rule wins).
+    allow(text, kViewRead, {filter("subpath", kViewRoot)});
+    deny(text, kViewOperations, {filter("subpath", kViewDevices)});
+    for (const auto &[name, access] : view_parameters) {
+      const std::vector<std::string> rule_path{parameter_filter("subpath", name)};
+      if (access == PathAccess::none) {
+        deny(text, kViewOperations, rule_path);
+      } else if (access == PathAccess::read) {
+        allow(text, kViewRead, rule_path);
+        deny(text, "file-write*", rule_path);
+      } else {
+        allow(text, kViewWrite, rule_path);
+      }
+    }
+    text += "\n";
+  }
 
   // Processes: sandbox-exec applies the profile and then execs the plugin, so exec is
   // allowed for that binary alone; the plugin may fork, and sees and signals only what

@@ -184,6 +184,13 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     throw;
   }
   CheckedLaunch launch{this->backend(mode), {}, {}};
+  if (!spec.view.empty() && launch.backend.module().abi().minor < 4) {
+    const AbiVersion abi = launch.backend.module().abi();
+    throw std::runtime_error("backend " + mode + " is built against module ABI " +
+                             std::to_string(abi.major) + "." + std::to_string(abi.minor) +
+                             ", which has no agent policy view (1.4); it cannot hold this launch "
+                             "to its policy");
+  }
   try {
     launch.built = launch.backend.build_command(spec);
   } catch (const std::exception &e) {

@@ -22,6 +22,13 @@ const std::vector<std::string> kAlwaysUncovered{
     "the host's name is visible",
     "no network namespace: a plugin with network proxied is refused, never run with the host's "
     "network",
+    // An agent policy's view, as grants by complement (view_grants.cpp).
+    "under an agent policy (sandbox-host run --policy), a directory holding a rule of less "
+    "access below it",
+    "cannot be listed and nothing in it can be created, removed or renamed",
+    "an entry made later, at the top level too, gets nothing",
+    "/proc and /dev are not granted beyond the system's devices",
+    "unix sockets are refused there: socket(2) of AF_UNIX fails, socketpair(2) works",
 };
 
 // A gap, and the first ABI that closes it.
@@ -69,23 +76,25 @@ TEST(LandlockCoverageWarning, NamesEachGapBelowTheAbiThatClosesIt) {
           << "ABI " << abi << (named ? " names " : " does not name ") << gap.text;
       if (abi < gap.closed_at) ++open_gaps;
     }
-    // Five items for the missing namespaces, one per gap left open, nothing else.
-    EXPECT_EQ(items_of(warning, abi).size(), 5 + open_gaps) << warning;
+    // Five items for the missing namespaces, one for an agent policy's view, one per gap
+    // left open, nothing else.
+    EXPECT_EQ(items_of(warning, abi).size(), 6 + open_gaps) << warning;
   }
 }
 
-TEST(LandlockCoverageWarning, AtAbi7OnlyTheMissingNamespacesRemain) {
+TEST(LandlockCoverageWarning, AtAbi7OnlyTheMissingNamespacesAndTheViewRemain) {
   const std::vector<std::string> items = items_of(coverage_warning(7), 7);
-  ASSERT_EQ(items.size(), 5u);
+  ASSERT_EQ(items.size(), 6u);
   EXPECT_TRUE(items[0].starts_with("no pid namespace")) << items[0];
   EXPECT_TRUE(items[1].starts_with("no mount namespace")) << items[1];
   EXPECT_TRUE(items[2].starts_with("connect(2) to the launching user's unix sockets")) << items[2];
   EXPECT_TRUE(items[3].starts_with("no uts namespace")) << items[3];
   EXPECT_TRUE(items[4].starts_with("no network namespace")) << items[4];
+  EXPECT_TRUE(items[5].starts_with("under an agent policy")) << items[5];
 }
 
 TEST(LandlockCoverageWarning, AtAbi1EveryGapIsOpen) {
-  EXPECT_EQ(items_of(coverage_warning(1), 1).size(), 5 + kAbiGaps.size());
+  EXPECT_EQ(items_of(coverage_warning(1), 1).size(), 6 + kAbiGaps.size());
 }
 
 // A kernel newer than the backend knows is used at ABI 7: its warning names the ABI found

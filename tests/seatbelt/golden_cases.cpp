@@ -31,6 +31,35 @@ Spec awkward_spec(Network network) {
   return spec;
 }
 
+// An agent's command under a policy: the home hidden, a directory and a file in it read, a
+// project written with a deny and a read-only tree inside; given longest path first, so
+// that the profile's order is its own.
+Spec agent_view_spec(Network network) {
+  Spec spec = ordinary_spec(network, {});
+  spec.plugin_name = "agent";
+  spec.binary_path = "/bin/sh";
+  spec.args = {"-c", "make test"};
+  spec.view = {
+      {"/Users/alice/src/app/.state/scan", PathAccess::none},
+      {"/Users/alice/src/app/vendor", PathAccess::read},
+      {"/Users/alice/src/app", PathAccess::write},
+      {"/Users/alice/Documents", PathAccess::read},
+      {"/Users/alice/.zshrc", PathAccess::read},
+      {"/Users/alice", PathAccess::none},
+  };
+  return spec;
+}
+
+Spec awkward_view_spec(Network network) {
+  Spec spec = awkward_spec(network);
+  spec.view = {
+      {"/Users/zoë", PathAccess::none},
+      {"/Users/zoë/src \"x\" (allow default)", PathAccess::write},
+      {"/Users/zoë/src \"x\" (allow default)/.git\n(deny default)", PathAccess::read},
+  };
+  return spec;
+}
+
 }  // namespace
 
 std::vector<GoldenCase> golden_cases() {
@@ -42,6 +71,8 @@ std::vector<GoldenCase> golden_cases() {
                                      "/Library/Application Support/Echo"})},
       {"none-awkward-paths", awkward_spec(Network::none)},
       {"outbound-awkward-paths", awkward_spec(Network::outbound)},
+      {"none-agent-view", agent_view_spec(Network::none)},
+      {"outbound-agent-view-awkward-paths", awkward_view_spec(Network::outbound)},
   };
 }
 

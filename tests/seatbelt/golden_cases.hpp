@@ -19,9 +19,9 @@ inline void PrintTo(const GoldenCase &golden, std::ostream *out) {
   *out << golden.name;
 }
 
-// Network none and outbound; 0, 1 and 3 ReadPaths; paths holding double quotes,
-// parentheses, spaces, backslashes, newlines, semicolons, '=', non-ASCII and SBPL that tries
-// to end the string it would be spliced into.
+// Network none and outbound; 0, 1 and 3 ReadPaths; an agent policy's view; paths holding
+// double quotes, parentheses, spaces, backslashes, newlines, semicolons, '=', non-ASCII and
+// SBPL that tries to end the string it would be spliced into.
 std::vector<GoldenCase> golden_cases();
 
 }  // namespace sandbox_host::seatbelt::test

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +65,14 @@ std::vector<std::string> from_json(const std::string &text) {
   return out;
 }
 
+// A view's rules, shortest path first (the order of its parameters and of its rules).
+std::vector<PathRule> by_length(std::vector<PathRule> view) {
+  std::stable_sort(view.begin(), view.end(), [](const PathRule &a, const PathRule &b) {
+    return a.path.size() < b.path.size();
+  });
+  return view;
+}
+
 class SeatbeltGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(SeatbeltGolden, ProfileAndDefinesAreTheGoldenOnes) {
@@ -90,6 +99,9 @@ TEST_P(SeatbeltGolden, EveryPathIsAParameterInSpecOrder) {
   for (size_t i = 0; i < spec.read_paths.size(); ++i) {
     expected.emplace_back("READ_PATH_" + std::to_string(i), spec.read_paths[i]);
   }
+  for (size_t i = 0; i < spec.view.size(); ++i) {
+    expected.emplace_back("VIEW_" + std::to_string(i), by_length(spec.view)[i].path);
+  }
   std::vector<std::pair<std::string, std::string>> actual;
   for (const auto &parameter : profile.parameters) {
     actual.emplace_back(parameter.name, parameter.value);
@@ -105,14 +117,17 @@ TEST_P(SeatbeltGolden, NoPathValueOccursInTheProfileText) {
   }
 }
 
-// What proves that nothing is spliced: other paths, same text.
-TEST_P(SeatbeltGolden, TheTextDependsOnlyOnTheNetworkAndTheNumberOfReadPaths) {
+// What proves that nothing is spliced: other paths, same text. A view's rules keep their
+// accesses in the order of their paths' lengths.
+TEST_P(SeatbeltGolden, TheTextDependsOnlyOnTheNetworkTheNumberOfReadPathsAndTheViewsAccesses) {
   const Spec &spec = GetParam().spec;
   Spec other = spec;
   other.binary_path = "/b";
   other.socket_dir = "/s";
   other.tmp_dir = "/t";
   for (auto &path : other.read_paths) path = "/r";
+  other.view = by_length(spec.view);
+  for (size_t i = 0; i < other.view.size(); ++i) other.view[i].path = "/" + std::string(i + 1, 'v');
   other.args.clear();
   EXPECT_EQ(make_profile(other).text, make_profile(spec).text);
 }
@@ -157,6 +172,60 @@ TEST(SeatbeltProfile, NetworkNoneReachesNothingButUnixSocketsUnderSocketDir) {
   EXPECT_EQ(outbound.rfind(none, 0), 0u);
 }
 
+// The case of an agent's command: which forms the view adds, in which order. Checked as text
+// only: sandbox-exec does not run on Linux, and this profile was never run on macOS.
+TEST(SeatbeltProfile, AViewReadsTheHostThenEachRuleLongestLastBeforeThePluginsGrants) {
+  const GoldenCase agent = golden_cases()[5];
+  ASSERT_EQ(agent.name, "none-agent-view");
+  const Profile profile = make_profile(agent.spec);
+  const std::string &text = profile.text;
+  // VIEW_<i> follow the paths' lengths: /Users/alice first, the deny in the project last.
+  std::vector<std::string> view_values;
+  for (const auto &parameter : profile.parameters) {
+    if (parameter.name.starts_with("VIEW_")) view_values.push_back(parameter.value);
+  }
+  EXPECT_EQ(view_values,
+            (std::vector<std::string>{"/Users/alice", "/Users/alice/.zshrc", "/Users/alice/src/app",
+                                      "/Users/alice/Documents", "/Users/alice/src/app/vendor",
+                                      "/Users/alice/src/app/.state/scan"}));
+  const std::string all = "file-read* file-write* process-exec file-map-executable";
+  const std::string read = "file-read* process-exec file-map-executable";
+  const auto subpath = [](const std::string &name) {
+    return "\n  (subpath (param \"" + name + "\")))\n";
+  };
+  const std::vector<std::string> forms{
+      "(allow " + read + "\n  (subpath \"/\"))\n",
+      "(deny " + all + "\n  (subpath \"/dev\"))\n",
+      "(deny " + all + subpath("VIEW_0"),
+      "(allow " + read + subpath("VIEW_1"),
+      "(deny file-write*" + subpath("VIEW_1"),
+      "(allow " + all + subpath("VIEW_2"),
+      "(allow " + read + subpath("VIEW_3"),
+      "(deny file-write*" + subpath("VIEW_3"),
+      "(allow " + read + subpath("VIEW_4"),
+      "(deny file-write*" + subpath("VIEW_4"),
+      "(deny " + all + subpath("VIEW_5"),
+      // The plugin's grants after the view: exec of the binary, the system's devices,
+      // SocketDir and TmpDir keep theirs whatever the view says of where they are.
+      "(allow process-exec\n",
+      "(allow file-read* file-write-data\n  (literal \"/dev/null\"))\n",
+      "(allow file-read* file-write*\n  (subpath (param \"SOCKET_DIR\"))",
+  };
+  size_t at = 0;
+  for (const auto &form : forms) {
+    const size_t found = text.find(form, at);
+    ASSERT_NE(found, std::string::npos) << "missing, or out of order: " << form << "\n" << text;
+    at = found + form.size();
+  }
+  // Without a view, none of it.
+  Spec plugin = agent.spec;
+  plugin.view.clear();
+  const std::string plugin_text = make_profile(plugin).text;
+  EXPECT_EQ(plugin_text.find("(subpath \"/\")"), std::string::npos);
+  EXPECT_EQ(plugin_text.find("(deny file"), std::string::npos);
+  EXPECT_EQ(plugin_text.find("VIEW_"), std::string::npos);
+}
+
 std::string refusal(const Spec &spec) {
   try {
     make_profile(spec);
@@ -181,6 +250,9 @@ TEST(SeatbeltProfile, RefusesPathsThatCannotTravelAsTheyAre) {
   Spec option_like = good;
   option_like.binary_path = "-p";
   EXPECT_EQ(refusal(option_like), "BinaryPath \"-p\" is not an absolute path");
+  Spec view = good;
+  view.view = {{"/Users/alice", PathAccess::none}, {"~/src", PathAccess::write}};
+  EXPECT_EQ(refusal(view), "View[1] \"~/src\" is not an absolute path");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <sandbox_host/host/module.hpp>
 #include <sandbox_host/host/registry.hpp>
 
+#include <sandbox_host/sandboxtest.hpp>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -52,20 +54,20 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
   EXPECT_EQ(load_error("backend_abimajor.so"),
             module_prefix("backend_abimajor.so") +
-                "built for module ABI 2.0, this host speaks 1.3 (the major version must match)");
+                "built for module ABI 2.0, this host speaks 1.4 (the major version must match)");
 }
 
 TEST(ModuleLoader, RefusesANewerAbiMinor) {
   EXPECT_EQ(load_error("backend_abiminor.so"),
             module_prefix("backend_abiminor.so") +
-                "built for module ABI 1.4, newer than this host's 1.3; upgrade sandbox-host or "
-                "rebuild the module against SDK 1.3");
+                "built for module ABI 1.5, newer than this host's 1.4; upgrade sandbox-host or "
+                "rebuild the module against SDK 1.4");
 }
 
 TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
   EXPECT_EQ(load_error("backend_noentry.so"),
             module_prefix("backend_noentry.so") +
-                "no entry symbol sandbox_host_module_v1_<minor <= 3>; not a sandbox-host module, "
+                "no entry symbol sandbox_host_module_v1_<minor <= 4>; not a sandbox-host module, "
                 "or built without a SANDBOX_HOST_*_MODULE registration");
 }
 
@@ -147,6 +149,25 @@ TEST(Registry, BadModulesAreRefusedAndTheHostKeepsWorking) {
   ASSERT_NE(host.registry().find(ModuleKind::backend, "alpha"), nullptr);
   ASSERT_NE(host.registry().find(ModuleKind::broker_op, "ping"), nullptr);
   EXPECT_EQ(host.probe().mode, "alpha");
+}
+
+// A backend of ABI 1.3 loads, but the struct it reads ends before Spec::view: the host must
+// not hand it a policy's launch it would run as a plugin's.
+TEST(Registry, AnAgentPolicysLaunchIsRefusedToABackendOfAnOlderAbi) {
+  test::ScopedEnv forced(std::string(kEnvBackend), std::nullopt);
+  Host host(test::test_config({"abiold"}, {"abiold"}));
+  host.load_enabled();
+  ASSERT_EQ(host.registry().failures().size(), 0u);
+  sandboxtest::TempSpec t("report", REPORT_PLUGIN);
+  t.spec.view = {{"/usr", PathAccess::read}};
+  try {
+    host.command(t.spec, "abiold");
+    FAIL() << "a view reached a backend of ABI 1.3";
+  } catch (const std::runtime_error &e) {
+    EXPECT_STREQ(e.what(),
+                 "backend abiold is built against module ABI 1.3, which has no agent policy "
+                 "view (1.4); it cannot hold this launch to its policy");
+  }
 }
 
 TEST(Registry, ModulesOutliveTheRegistryWhileInUse) {

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace sandbox_host {
 namespace {
@@ -165,6 +167,9 @@ Spec proxied_spec() {
   spec.proxy_socket = "/var/lib/sandbox-host/egress \"ü\".sock";
   spec.proxy_port = 65535;
   spec.egress_dir = "/run/user/1000/clawpatrol-sandbox/egress";
+  spec.view = {{"/home/u", PathAccess::none},
+               {"/home/u/.gitconfig", PathAccess::read},
+               {"/home/u/src \"ü\"", PathAccess::write}};
   return spec;
 }
 
@@ -177,12 +182,14 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(back.proxy_port, 65535);
   EXPECT_EQ(back.egress_dir, spec.egress_dir);
   EXPECT_EQ(back.read_paths, spec.read_paths);
+  EXPECT_EQ(back.view, spec.view);
 
   const LaunchMessage launched = decode_launch_message(encode_launch_message({spec, {"A=1"}}));
   EXPECT_EQ(launched.spec.network, Network::proxied);
   EXPECT_EQ(launched.spec.proxy_socket, spec.proxy_socket);
   EXPECT_EQ(launched.spec.proxy_port, 65535);
   EXPECT_EQ(launched.spec.egress_dir, spec.egress_dir);
+  EXPECT_EQ(launched.spec.view, spec.view);
 
   const PreparedPayload prepared{"namespaces", "/m.so", Network::proxied, 4};
   EXPECT_EQ(decode_prepared_payload(encode_prepared_payload(prepared)).network, Network::proxied);
@@ -203,6 +210,71 @@ TEST(SpecAbi, RoundTripsEveryField) {
   EXPECT_EQ(back.proxy_socket, spec.proxy_socket);
   EXPECT_EQ(back.proxy_port, 65535);
   EXPECT_EQ(back.egress_dir, spec.egress_dir);
+  EXPECT_EQ(back.view, spec.view);
+}
+
+TEST(SpecAbi, AStructWithoutTheViewLeavesItEmptyAndAnUnknownAccessIsRefused) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  // As a host of ABI 1.3 lays it out: the struct ends before the view.
+  sh_spec older = *view.get();
+  older.struct_size = offsetof(sh_spec, view);
+  const Spec back = from_abi(older);
+  EXPECT_EQ(back.proxy_port, 65535);
+  EXPECT_TRUE(back.view.empty());
+
+  sh_spec raw = *view.get();
+  std::vector<sh_path_rule> rules(raw.view, raw.view + raw.view_count);
+  rules[1].access = 3;
+  raw.view = rules.data();
+  try {
+    from_abi(raw);
+    FAIL() << "access 3 was read";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_STREQ(e.what(), "spec: view[1] has unknown access 3");
+  }
+}
+
+TEST(SpecCodec, RefusesAViewRuleWithoutPathOrWithAnUnknownAccess) {
+  const std::string good = encode_stage1_payload({"namespaces", "/m.so", proxied_spec()});
+  auto decode_error = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    if (at == std::string::npos) return std::string("no ") + from + " in " + text;
+    text.replace(at, from.size(), to);
+    try {
+      decode_stage1_payload(text);
+    } catch (const std::invalid_argument &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(decode_error("\"access\":\"read\"", "\"access\":\"exec\""),
+            "spec: view[1].access is not none, read or write");
+  EXPECT_EQ(decode_error("\"path\":\"/home/u\"", "\"path\":7"),
+            "spec: view[0].path is not a string");
+  EXPECT_EQ(decode_error("\"view\":[", "\"view\":7,\"x\":["),
+            "spec: field \"view\" is not an array");
+}
+
+TEST(SpecCheck, RefusesAViewRuleOnAPathThatIsMissingUnresolvedOrRepeated) {
+  TempSpec t("report", REPORT_PLUGIN);
+  Spec spec = t.spec;
+  spec.view = {{t.spec.socket_dir, PathAccess::none}, {"/usr/share", PathAccess::read}};
+  EXPECT_EQ(spec_error(spec), "");
+
+  spec.view.push_back({t.spec.socket_dir + "/missing", PathAccess::none});
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec View[2]: \"" + t.spec.socket_dir +
+                                  "/missing\" does not exist or is unreadable");
+
+  std::filesystem::create_directory_symlink(t.spec.tmp_dir, t.spec.socket_dir + "/link");
+  spec.view.back() = {t.spec.socket_dir + "/link", PathAccess::write};
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec View[2]: \"" + t.spec.socket_dir +
+                                  "/link\" is not symlink-resolved (it resolves to \"" +
+                                  t.spec.tmp_dir + "\")");
+
+  spec.view.back() = {"/usr/share", PathAccess::write};
+  EXPECT_EQ(spec_error(spec), "plugin \"report\": spec View[2]: \"/usr/share\" has a rule already");
 }
 
 TEST(SpecAbi, AStructWithoutTheProxyFieldsLeavesThemEmpty) {
@@ -285,7 +357,9 @@ TEST(SpecCodec, NamesWhatIsWrong) {
         << port;
   }
   EXPECT_EQ(error(socket + R"(,"proxy_port":3128})"), "spec: missing field \"egress_dir\"");
-  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":""})"), "");
+  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":""})"),
+            "spec: field \"view\" is not an array");
+  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":"","view":[]})"), "");
 }
 
 // ---- a prepared sandbox's payload and its launch ------------------------------------------
@@ -375,7 +449,7 @@ TEST(LaunchMessage, NamesWhatIsWrong) {
   const std::string spec =
       R"("plugin_name":"p","binary_path":"/b","socket_dir":"/s","tmp_dir":"/t",)"
       R"("network":"none","read_paths":[],"args":[],"proxy_socket":"","proxy_port":0,)"
-      R"("egress_dir":"")";
+      R"("egress_dir":"","view":[])";
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1"]})"), "");
   EXPECT_EQ(launch_error("{" + spec + "}"), "spec: field \"env\" is not an array");
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 namespace sandbox_host {
 
@@ -94,6 +95,19 @@ void check_proxy(const Spec &spec) {
   if (!spec.egress_dir.empty()) check_clean(spec, "EgressDir", spec.egress_dir);
 }
 
+// Every rule's path exists (a Deny path that did not is made by Policy::mount_points before
+// the launch) and is symlink-resolved, and no path has two rules.
+void check_view(const Spec &spec) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < spec.view.size(); ++i) {
+    const std::string field = "View[" + std::to_string(i) + "]";
+    check_resolved(spec, field, spec.view[i].path);
+    if (!seen.insert(spec.view[i].path).second) {
+      throw SpecError(spec.plugin_name, field, "\"" + spec.view[i].path + "\" has a rule already");
+    }
+  }
+}
+
 }  // namespace
 
 void check_spec(const Spec &spec) {
@@ -118,6 +132,7 @@ void check_spec(const Spec &spec) {
     }
   }
   check_proxy(spec);
+  check_view(spec);
 }
 
 }  // namespace sandbox_host

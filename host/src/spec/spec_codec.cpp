@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 
 namespace sandbox_host {
@@ -54,6 +55,35 @@ void put_spec(json::object &object, const Spec &spec) {
   object["proxy_socket"] = spec.proxy_socket;
   object["proxy_port"] = static_cast<std::int64_t>(spec.proxy_port);
   object["egress_dir"] = spec.egress_dir;
+  json::array view;
+  for (const auto &rule : spec.view) {
+    view.emplace_back(json::object{{"path", rule.path}, {"access", to_string(rule.access)}});
+  }
+  object["view"] = std::move(view);
+}
+
+std::vector<PathRule> view_field(const json::object &object) {
+  const json::value *value = object.if_contains("view");
+  if (value == nullptr || !value->is_array()) {
+    throw std::invalid_argument("spec: field \"view\" is not an array");
+  }
+  std::vector<PathRule> view;
+  const json::array &array = value->get_array();
+  for (size_t i = 0; i < array.size(); ++i) {
+    const std::string where = "spec: view[" + std::to_string(i) + "]";
+    if (!array[i].is_object()) throw std::invalid_argument(where + " is not an object");
+    const json::object &rule = array[i].get_object();
+    const json::value *path = rule.if_contains("path");
+    const json::value *access = rule.if_contains("access");
+    if (path == nullptr || !path->is_string()) {
+      throw std::invalid_argument(where + ".path is not a string");
+    }
+    std::optional<PathAccess> parsed;
+    if (access != nullptr && access->is_string()) parsed = parse_path_access(access->get_string());
+    if (!parsed) throw std::invalid_argument(where + ".access is not none, read or write");
+    view.push_back({std::string(path->get_string()), *parsed});
+  }
+  return view;
 }
 
 Network network_field(const json::object &object) {
@@ -85,6 +115,7 @@ Spec get_spec(const json::object &object) {
   spec.proxy_socket = field(object, "proxy_socket");
   spec.proxy_port = port_field(object, "proxy_port");
   spec.egress_dir = field(object, "egress_dir");
+  spec.view = view_field(object);
   return spec;
 }
 

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 3
+#define SANDBOX_HOST_ABI_MINOR 4
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -82,6 +82,18 @@ typedef struct sh_host_info {
 
 /* ---- backends -------------------------------------------------------------------------- */
 
+/* Since 1.4. One rule of an agent policy's view: access is SH_ACCESS_*. */
+enum sh_path_access {
+  SH_ACCESS_NONE = 0,
+  SH_ACCESS_READ = 1,
+  SH_ACCESS_WRITE = 2,
+};
+
+typedef struct sh_path_rule {
+  sh_str path;
+  uint32_t access;
+} sh_path_rule;
+
 /* One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved. */
 typedef struct sh_spec {
   uint32_t struct_size;
@@ -98,6 +110,11 @@ typedef struct sh_spec {
   sh_str proxy_socket;
   sh_str egress_dir;
   uint32_t proxy_port;
+  /* Since 1.4: an agent policy's view of the file system (Spec::view in spec.hpp); none for
+   * a plugin. A backend built against an older ABI never sees one: the host refuses such a
+   * launch on it. */
+  const struct sh_path_rule *view;
+  size_t view_count;
 } sh_spec;
 
 typedef struct sh_probe_report {

@@ -27,6 +27,31 @@ constexpr std::optional<Network> parse_network(std::string_view text) {
   return std::nullopt;
 }
 
+// How far a launch under an agent policy may touch a path and everything below it.
+enum class PathAccess {
+  none,   // neither read nor written: hidden (Home, Runtime) or denied (Deny)
+  read,   // read and executed, never written
+  write,  // read, executed and written
+};
+
+constexpr std::string_view to_string(PathAccess access) {
+  return access == PathAccess::none ? "none" : access == PathAccess::read ? "read" : "write";
+}
+
+constexpr std::optional<PathAccess> parse_path_access(std::string_view text) {
+  if (text == "none") return PathAccess::none;
+  if (text == "read") return PathAccess::read;
+  if (text == "write") return PathAccess::write;
+  return std::nullopt;
+}
+
+// One rule of an agent policy's view of the file system (Spec::view).
+struct PathRule {
+  std::string path;  // absolute, symlink-resolved, existing
+  PathAccess access = PathAccess::none;
+  friend bool operator==(const PathRule &, const PathRule &) = default;
+};
+
 // One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved.
 struct Spec {
   std::string plugin_name;  // for error text only
@@ -42,6 +67,12 @@ struct Spec {
   std::string proxy_socket{};
   std::uint16_t proxy_port = 0;
   std::string egress_dir{};
+  // Since ABI 1.4. Empty for a plugin: the deny-by-default tree. Otherwise the view of an
+  // agent policy (seed 000's Policy, sandbox-host run --policy): the host's whole file system
+  // readable, each rule's path and everything below it at the rule's access, the rule with
+  // the longest path winning. ReadPaths, the binary, SocketDir and TmpDir keep their grants on
+  // top of it. A backend that cannot hold a launch to every rule refuses the Spec.
+  std::vector<PathRule> view{};
 };
 
 // What a backend found when probing this host.

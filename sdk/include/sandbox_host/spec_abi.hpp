@@ -19,6 +19,10 @@ class SpecAbiView {
  public:
   explicit SpecAbiView(const Spec &spec)
       : read_paths_(lend(spec.read_paths)), args_(lend(spec.args)) {
+    view_.reserve(spec.view.size());
+    for (const auto &rule : spec.view) {
+      view_.push_back({to_sh_str(rule.path), static_cast<uint32_t>(rule.access)});
+    }
     raw_.struct_size = sizeof(sh_spec);
     raw_.plugin_name = to_sh_str(spec.plugin_name);
     raw_.binary_path = to_sh_str(spec.binary_path);
@@ -30,6 +34,8 @@ class SpecAbiView {
     raw_.proxy_socket = to_sh_str(spec.proxy_socket);
     raw_.egress_dir = to_sh_str(spec.egress_dir);
     raw_.proxy_port = spec.proxy_port;
+    raw_.view = view_.data();
+    raw_.view_count = view_.size();
   }
   SpecAbiView(const SpecAbiView &) = delete;
   SpecAbiView &operator=(const SpecAbiView &) = delete;
@@ -45,6 +51,7 @@ class SpecAbiView {
   }
   std::vector<sh_str> read_paths_;
   std::vector<sh_str> args_;
+  std::vector<sh_path_rule> view_;
   sh_spec raw_{};
 };
 
@@ -65,7 +72,7 @@ inline Spec from_abi(const sh_spec &raw) {
   spec.network = *network;
   spec.read_paths = to_strings(raw.read_paths);
   spec.args = to_strings(raw.args);
-  if (raw.struct_size >= sizeof(sh_spec)) {
+  if (raw.struct_size >= offsetof(sh_spec, view)) {
     if (raw.proxy_port > UINT16_MAX) {
       throw std::invalid_argument("spec: proxy port " + std::to_string(raw.proxy_port) +
                                   " is out of range (0 to 65535)");
@@ -73,6 +80,16 @@ inline Spec from_abi(const sh_spec &raw) {
     spec.proxy_socket = to_view(raw.proxy_socket);
     spec.egress_dir = to_view(raw.egress_dir);
     spec.proxy_port = static_cast<std::uint16_t>(raw.proxy_port);
+  }
+  if (raw.struct_size >= sizeof(sh_spec)) {
+    for (size_t i = 0; i < raw.view_count; ++i) {
+      const sh_path_rule &rule = raw.view[i];
+      if (rule.access > SH_ACCESS_WRITE) {
+        throw std::invalid_argument("spec: view[" + std::to_string(i) + "] has unknown access " +
+                                    std::to_string(rule.access));
+      }
+      spec.view.push_back({std::string(to_view(rule.path)), static_cast<PathAccess>(rule.access)});
+    }
   }
   return spec;
 }

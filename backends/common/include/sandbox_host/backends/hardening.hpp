@@ -41,4 +41,11 @@ enum class Namespaces {
 // first if it is not set yet.
 void install_seccomp_filter(Namespaces namespaces = Namespaces::all);
 
+// A second filter, stacked on the first, for a launch under an agent policy (Spec::view):
+// socket(2) of AF_UNIX refused (EPERM). The policy shows the host's whole file system read-only,
+// and connecting to a pathname socket takes no write access that a read-only mount or a
+// Landlock rule takes away (the user's ssh-agent, the system bus), as Claude Code's own
+// sandbox refuses them on Linux. socketpair(2) stays: its ends reach nothing outside.
+void install_unix_socket_filter();
+
 }  // namespace sandbox_host::backends
