@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 namespace sandbox_host {
 namespace {
@@ -113,6 +115,18 @@ TEST(Cli, EveryCommandHasHelp) {
     ProcessResult result = run_process({SANDBOX_HOST_EXE, command, "--help"});
     EXPECT_EQ(result.code, 0) << command;
     EXPECT_NE(result.out.find("--config"), std::string::npos) << command << ": " << result.out;
+  }
+  for (const std::vector<std::string> &command : {std::vector<std::string>{"hook"},
+                                                  {"env"},
+                                                  {"policy", "render"},
+                                                  {"policy", "install"},
+                                                  {"policy", "check"}}) {
+    std::vector<std::string> argv{SANDBOX_HOST_EXE};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.push_back("--help");
+    ProcessResult result = run_process(argv);
+    EXPECT_EQ(result.code, 0) << command.front();
+    EXPECT_NE(result.out.find("--policy"), std::string::npos) << command.front() << result.out;
   }
   ProcessResult run_help = run_process({SANDBOX_HOST_EXE, "run", "--help"});
   for (const char *flag : {"--name", "--network", "--socket-dir", "--tmp-dir", "--read"}) {

@@ -34,6 +34,15 @@ int run_command_line(CLI::App &app, const std::vector<Command> &commands, int ar
 Command add_probe_command(CLI::App &app);
 Command add_run_command(CLI::App &app);
 Command add_modules_command(CLI::App &app);
+// Agent policies (docs/agent-policy.md): Claude Code's PreToolUse hook for the file tools,
+// the shell's environment hygiene and `sandbox-host policy render|install|check`, each
+// registering on the group that add_policy_group makes.
+Command add_hook_command(CLI::App &app);  // hook_command.cpp
+Command add_env_command(CLI::App &app);   // env_command.cpp
+CLI::App &add_policy_group(CLI::App &app);
+Command add_policy_render_command(CLI::App &policy);  // policy_command.cpp
+Command add_policy_install_command(CLI::App &policy);
+Command add_policy_check_command(CLI::App &policy);
 // In sandbox-host-broker (broker_main.cpp).
 Command add_serve_command(CLI::App &app);
 Command add_ask_command(CLI::App &app);

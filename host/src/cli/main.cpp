@@ -27,6 +27,9 @@ namespace {
   std::exit(sandbox_host::cli::kHostFailure);
 }
 
+// The hook protocol's blocking error: Claude Code refuses the call and shows stderr.
+constexpr int kHookBlocks = 2;
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -40,16 +43,30 @@ int main(int argc, char **argv) {
   CLI::App app{"sandbox-host: runs untrusted plugins inside OS sandboxes"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SANDBOX_HOST_VERSION);
-  const std::vector<cli::Command> commands{cli::add_probe_command(app), cli::add_run_command(app),
-                                           cli::add_modules_command(app)};
+  CLI::App &policy = cli::add_policy_group(app);
+  const std::vector<cli::Command> commands{cli::add_probe_command(app),
+                                           cli::add_run_command(app),
+                                           cli::add_modules_command(app),
+                                           cli::add_hook_command(app),
+                                           cli::add_env_command(app),
+                                           cli::add_policy_render_command(policy),
+                                           cli::add_policy_install_command(policy),
+                                           cli::add_policy_check_command(policy)};
   auto known = [&](const std::string &name) {
-    return std::any_of(commands.begin(), commands.end(),
+    return name == policy.get_name() ||
+           std::any_of(commands.begin(), commands.end(),
                        [&](const cli::Command &c) { return c.app->get_name() == name; });
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "sandbox-host: unknown command \"" << argv[1]
-              << "\"; commands: probe, run, modules, serve, ask, egress, sandbox (see --help)\n";
+    std::cerr
+        << "sandbox-host: unknown command \"" << argv[1]
+        << "\"; commands: probe, run, modules, hook, env, policy, serve, ask, egress, sandbox "
+           "(see --help)\n";
     return cli::kHostFailure;
   }
-  return cli::run_command_line(app, commands, argc, argv);
+  const int code = cli::run_command_line(app, commands, argc, argv);
+  // Claude Code lets a call through when its PreToolUse hook fails with any status but 2,
+  // which blocks it: a hook that could not answer must not open the file tools.
+  if (code != 0 && argc > 1 && std::strcmp(argv[1], "hook") == 0) return kHookBlocks;
+  return code;
 }

@@ -1,6 +1,8 @@
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/env_names.hpp>
 
+#include "toml_type_name.hpp"
+
 #include <toml++/toml.h>
 
 #include <arpa/inet.h>
@@ -108,14 +110,14 @@ class Reader {
 
   const toml::table &table(const toml::node &node, const std::string &key) const {
     if (const auto *t = node.as_table()) return *t;
-    fail(node.source(), key, std::string("must be a table, not ") + type_name(node));
+    fail(node.source(), key, std::string("must be a table, not ") + toml_type_name(node));
   }
 
   std::string string(const toml::node &node, const std::string &key,
                      const std::string &allowed) const {
     if (const auto *s = node.as_string()) return s->get();
     fail(node.source(), key,
-         std::string("must be a string (") + allowed + "), not " + type_name(node));
+         std::string("must be a string (") + allowed + "), not " + toml_type_name(node));
   }
 
   std::vector<std::string> strings(const toml::node &node, const std::string &key,
@@ -123,7 +125,8 @@ class Reader {
     const auto *array = node.as_array();
     if (array == nullptr) {
       fail(node.source(), key,
-           std::string("must be an array of strings (") + allowed + "), not " + type_name(node));
+           std::string("must be an array of strings (") + allowed + "), not " +
+               toml_type_name(node));
     }
     std::vector<std::string> out;
     for (size_t i = 0; i < array->size(); ++i) {
@@ -150,7 +153,7 @@ class Reader {
     const auto *value = node.as_integer();
     if (value == nullptr) {
       fail(node.source(), key,
-           "must be an integer (" + range + "), not " + std::string(type_name(node)));
+           "must be an integer (" + range + "), not " + std::string(toml_type_name(node)));
     }
     if (value->get() < min || value->get() > max) {
       fail(node.source(), key,
@@ -161,7 +164,7 @@ class Reader {
 
   bool boolean(const toml::node &node, const std::string &key) const {
     if (const auto *b = node.as_boolean()) return b->get();
-    fail(node.source(), key, std::string("must be a boolean, not ") + type_name(node));
+    fail(node.source(), key, std::string("must be a boolean, not ") + toml_type_name(node));
   }
 
   // Integers in [min, max], each named by its index.
@@ -171,7 +174,7 @@ class Reader {
     if (array == nullptr) {
       fail(node.source(), key,
            "must be an array of integers (" + std::to_string(min) + " to " + std::to_string(max) +
-               "), not " + type_name(node));
+               "), not " + toml_type_name(node));
     }
     std::vector<std::int64_t> out;
     for (size_t i = 0; i < array->size(); ++i) {
@@ -203,7 +206,7 @@ class Reader {
       if (!text) {
         fail(node.source(), key,
              std::string("must be a string, integer or boolean, or an array of them, not ") +
-                 type_name(node));
+                 toml_type_name(node));
       }
       return {*text};
     }
@@ -213,7 +216,7 @@ class Reader {
       auto text = scalar_text(element);
       if (!text) {
         fail(element.source(), key + "[" + std::to_string(i) + "]",
-             std::string("must be a string, integer or boolean, not ") + type_name(element));
+             std::string("must be a string, integer or boolean, not ") + toml_type_name(element));
       }
       out.push_back(*text);
     }
@@ -236,24 +239,6 @@ class Reader {
   }
 
  private:
-  static const char *type_name(const toml::node &node) {
-    switch (node.type()) {
-      case toml::node_type::table:
-        return "a table";
-      case toml::node_type::array:
-        return "an array";
-      case toml::node_type::string:
-        return "a string";
-      case toml::node_type::integer:
-        return "an integer";
-      case toml::node_type::floating_point:
-        return "a float";
-      case toml::node_type::boolean:
-        return "a boolean";
-      default:
-        return "a date or time";
-    }
-  }
   static std::optional<std::string> scalar_text(const toml::node &node) {
     if (const auto *s = node.as_string()) return s->get();
     if (const auto *i = node.as_integer()) return std::to_string(i->get());

@@ -1,5 +1,7 @@
 #include <sandbox_host/host/egress/certificate_authority.hpp>
 #include <sandbox_host/host/egress/egress_dir.hpp>
+#include <sandbox_host/host/file_replace.hpp>
+#include <sandbox_host/host/shell_quote.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <openssl/bio.h>
@@ -12,8 +14,6 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -109,55 +109,6 @@ UniqueFd open_own_directory(int parent_fd, const fs::path &name, const fs::path 
   return fd;
 }
 
-std::string random_suffix() {
-  std::random_device random;
-  std::array<char, 17> hex{};
-  std::snprintf(hex.data(), hex.size(), "%08x%08x", random(), random());
-  return hex.data();
-}
-
-// Replaces name in the directory dir_fd so that a reader sees the old file or the new one,
-// never a part of it.
-void replace_file(int dir_fd, const fs::path &shown, std::string_view contents, mode_t mode) {
-  const std::string name = shown.filename().string();
-  const std::string temporary = "." + name + ".tmp-" + random_suffix();
-  UniqueFd fd(::openat(dir_fd, temporary.c_str(),
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) fail("cannot create a temporary file for " + shown.string());
-  try {
-    for (std::size_t written = 0; written < contents.size();) {
-      const ssize_t n = ::write(fd.get(), contents.data() + written, contents.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("cannot write " + shown.string());
-      written += static_cast<std::size_t>(n);
-    }
-    if (::fchmod(fd.get(), mode) != 0) fail("cannot chmod " + shown.string());
-    if (::fsync(fd.get()) != 0) fail("cannot fsync " + shown.string());
-    if (::renameat(dir_fd, temporary.c_str(), dir_fd, name.c_str()) != 0) {
-      fail("cannot rename a temporary file to " + shown.string());
-    }
-  } catch (...) {
-    ::unlinkat(dir_fd, temporary.c_str(), 0);
-    throw;
-  }
-}
-
-void sync_directory(int dir_fd, const fs::path &shown) {
-  if (::fsync(dir_fd) != 0) fail("cannot fsync egress directory " + shown.string());
-}
-
-std::string shell_quoted(const std::string &word) {
-  std::string quoted = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
 // gh reads the login from hosts.yml in both its formats: the single-account keys and,
 // from gh 2.40 on (config version 1), the users map.
 std::string gh_hosts() {
@@ -219,11 +170,9 @@ void write_egress(const fs::path &dir_given, std::string_view ca_pem, const fs::
   const UniqueFd gh_fd = open_own_directory(dir_fd.get(), kEgressGh, dir / kEgressGh);
   replace_file(gh_fd.get(), dir / kEgressGh / "hosts.yml", gh_hosts(), 0644);
   replace_file(gh_fd.get(), dir / kEgressGh / "config.yml", kGhConfig, 0644);
-  sync_directory(gh_fd.get(), dir / kEgressGh);
   replace_file(dir_fd.get(), dir / kEgressCa, ca_text, 0644);
   replace_file(dir_fd.get(), dir / kEgressBundle, bundle, 0644);
   replace_file(dir_fd.get(), dir / kEgressGpg, gpg_program(exe), 0755);
-  sync_directory(dir_fd.get(), dir);
 }
 
 }  // namespace sandbox_host::egress

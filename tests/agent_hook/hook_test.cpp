@@ -1,0 +1,248 @@
+// `sandbox-host hook`, the real binary, fed the PreToolUse calls Claude Code writes on its
+// stdin for each file tool: paths inside and outside the policy, ".." and symlink tricks,
+// Glob patterns reaching out, input it cannot read, other tools, and a policy it cannot load.
+#include "agent_tree.hpp"
+
+#include <Poco/JSON/Array.h>
+#include <gtest/gtest.h>
+
+namespace sandbox_host::agent_hook_test {
+namespace {
+
+using Poco::JSON::Object;
+
+Object input(std::initializer_list<std::pair<std::string, Poco::Dynamic::Var>> fields) {
+  Object object;
+  for (const auto &[key, value] : fields) object.set(key, value);
+  return object;
+}
+
+class HookTest : public ::testing::Test {
+ protected:
+  void SetUp() override { tree.write_policy(); }
+
+  // The hook's answer to one call of tool made from cwd (the project by default).
+  HookReply call(const std::string &tool, const Object &tool_input, std::string cwd = "",
+                 const std::vector<std::string> &extra = {}) {
+    if (cwd.empty()) cwd = tree.at("home/u/src/proj");
+    return run_hook(tree.policy_file(), pre_tool_use(tool, tool_input, cwd), extra);
+  }
+  HookReply raw(const std::string &text) { return run_hook(tree.policy_file(), text); }
+
+  void expect_pass(const HookReply &reply) {
+    EXPECT_EQ(reply.code, 0) << reply.err;
+    EXPECT_EQ(reply.out, "") << "a pass prints nothing";
+  }
+  // A deny whose reason holds every one of parts.
+  void expect_deny(const HookReply &reply, std::initializer_list<std::string> parts) {
+    EXPECT_EQ(reply.code, 0) << reply.err;
+    EXPECT_EQ(reply.decision, "deny") << reply.out;
+    for (const auto &part : parts)
+      EXPECT_NE(reply.reason.find(part), std::string::npos)
+          << "reason \"" << reply.reason << "\" does not name " << part;
+  }
+
+  AgentTree tree;
+  std::string home_rule() const {
+    return "Home " + tree.home() + " is denied apart from Read and Write";
+  }
+};
+
+TEST_F(HookTest, ReadOfAHomeSecretIsDeniedNamingPathRuleAndPolicy) {
+  const auto key = tree.at("home/u/.ssh/id_ed25519");
+  expect_deny(call("Read", input({{"file_path", key}})),
+              {"Read " + key + ": denied: " + home_rule(),
+               "sandbox-host agent policy " + tree.policy_file()});
+}
+
+TEST_F(HookTest, ReadsTheListedFileOutsideHomeAndTheProjectPass) {
+  expect_pass(call("Read", input({{"file_path", tree.at("home/u/.gitconfig")}})));
+  expect_pass(call("Read", input({{"file_path", tree.at("outside/data.txt")}})));
+  expect_pass(call("Read", input({{"file_path", "main.cpp"}})));
+  expect_pass(call("Read", input({{"file_path", tree.at("run/user/egress/bundle.pem")}})));
+}
+
+TEST_F(HookTest, DecideAllowedAnswersAllowNamingTheRule) {
+  const auto reply =
+      call("Read", input({{"file_path", tree.at("home/u/.gitconfig")}}), "", {"--decide-allowed"});
+  EXPECT_EQ(reply.decision, "allow") << reply.out;
+  EXPECT_NE(reply.reason.find("Read " + tree.at("home/u/.gitconfig")), std::string::npos);
+  EXPECT_NE(reply.reason.find("Read " + tree.at("home/u/.gitconfig") + ": allowed"),
+            std::string::npos)
+      << reply.reason;
+  // It never turns a deny into an allow.
+  expect_deny(call("Read", input({{"file_path", tree.at("home/u/.ssh/id_ed25519")}}), "",
+                   {"--decide-allowed"}),
+              {home_rule()});
+}
+
+TEST_F(HookTest, DotDotOutOfTheProjectIsResolvedBeforeDeciding) {
+  expect_deny(
+      call("Read", input({{"file_path", "../../.ssh/id_ed25519"}})),
+      {"Read ../../.ssh/id_ed25519 (" + tree.at("home/u/.ssh/id_ed25519") + ")", home_rule()});
+  const auto tricky = tree.at("home/u/src/proj/../../.ssh/id_ed25519");
+  expect_deny(call("Read", input({{"file_path", tricky}})),
+              {tricky, tree.at("home/u/.ssh/id_ed25519"), home_rule()});
+  expect_deny(call("Read", input({{"file_path", "~/.ssh/id_ed25519"}})), {home_rule()});
+}
+
+TEST_F(HookTest, RuntimeIsDeniedApartFromEgress) {
+  expect_deny(call("Read", input({{"file_path", tree.at("run/user/agent.sock")}})),
+              {"Runtime " + tree.at("run/user") + " is denied apart from Egress"});
+}
+
+TEST_F(HookTest, DenyInsideWriteIsNeitherReadNorWritten) {
+  const auto index = tree.at("home/u/src/.state/scan/index");
+  expect_deny(call("Read", input({{"file_path", index}})),
+              {"Deny " + tree.at("home/u/src/.state/scan")});
+  expect_deny(call("Edit", input({{"file_path", index}, {"old_string", "a"}, {"new_string", "b"}})),
+              {"Edit " + index, "Deny " + tree.at("home/u/src/.state/scan")});
+}
+
+TEST_F(HookTest, WritesHoldToWriteAndToolWrite) {
+  expect_pass(call(
+      "Write", input({{"file_path", tree.at("home/u/src/proj/new.cpp")}, {"content", "int x;"}})));
+  expect_pass(call(
+      "Edit", input({{"file_path", "main.cpp"}, {"old_string", "main"}, {"new_string", "start"}})));
+  Poco::JSON::Array edits;
+  edits.add(input({{"old_string", "a"}, {"new_string", "b"}}));
+  expect_pass(call("MultiEdit",
+                   input({{"file_path", tree.at("home/u/src/proj/main.cpp")}, {"edits", edits}})));
+  // Memory through ToolWrite's glob, though the harness directory is denied otherwise.
+  expect_pass(call("Write", input({{"file_path", tree.at("home/u/.claude/projects/p1/memory/m.md")},
+                                   {"content", "m"}})));
+  expect_deny(call("Write", input({{"file_path", tree.at("home/u/.bashrc")}, {"content", ""}})),
+              {"Write " + tree.at("home/u/.bashrc"), "not under Write or ToolWrite"});
+  expect_deny(call("Write", input({{"file_path", tree.at("outside/data.txt")}, {"content", ""}})),
+              {"not under Write or ToolWrite"});
+  expect_deny(call("Write", input({{"file_path", tree.at("home/u/.claude/projects/p1/x.json")},
+                                   {"content", "{}"}})),
+              {"Harness " + tree.at("home/u/.claude")});
+}
+
+TEST_F(HookTest, NotebookEditHoldsNotebookPathToWrite) {
+  expect_pass(call("NotebookEdit", input({{"notebook_path", tree.at("home/u/src/proj/a.ipynb")},
+                                          {"new_source", "print(1)"}})));
+  expect_deny(call("NotebookEdit", input({{"notebook_path", tree.at("outside/b.ipynb")},
+                                          {"new_source", "print(1)"}})),
+              {"NotebookEdit " + tree.at("outside/b.ipynb"), "not under Write or ToolWrite"});
+}
+
+TEST_F(HookTest, WriteThroughASymlinkToAHomeSecretIsDenied) {
+  tree.link("home/u/src/proj/innocent.txt", tree.at("home/u/.ssh/id_ed25519"));
+  const auto link = tree.at("home/u/src/proj/innocent.txt");
+  expect_deny(call("Write", input({{"file_path", link}, {"content", "x"}})),
+              {"Write " + link + " (" + tree.at("home/u/.ssh/id_ed25519") + ")",
+               "not under Write or ToolWrite"});
+  expect_deny(call("Read", input({{"file_path", "innocent.txt"}})), {home_rule()});
+}
+
+TEST_F(HookTest, WriteThroughADanglingLinkToOutsideIsDenied) {
+  tree.link("home/u/src/proj/later.txt", tree.at("outside/created-by-write.txt"));
+  expect_deny(call("Write", input({{"file_path", "later.txt"}, {"content", "x"}})),
+              {tree.at("outside/created-by-write.txt"), "not under Write or ToolWrite"});
+}
+
+TEST_F(HookTest, GrepHoldsItsPathAndDefaultsToCwd) {
+  expect_pass(call("Grep", input({{"pattern", "main"}})));
+  expect_pass(call("Grep", input({{"pattern", "main"}, {"path", tree.at("home/u/src/proj")}})));
+  expect_deny(call("Grep", input({{"pattern", "KEY"}, {"path", tree.at("home/u/.ssh")}})),
+              {"Grep " + tree.at("home/u/.ssh"), home_rule()});
+  // Outside Home itself, but the search would read all of Home below it.
+  expect_deny(call("Grep", input({{"pattern", "PRIVATE"}, {"path", tree.root().string()}})),
+              {"Grep " + tree.root().string(), home_rule()});
+  expect_deny(call("Grep", input({{"pattern", "PRIVATE"}, {"path", "/"}})), {home_rule()});
+  // Searching the project would read the Deny entry below it.
+  expect_deny(call("Grep", input({{"pattern", "x"}, {"path", tree.at("home/u/src")}})),
+              {"Deny " + tree.at("home/u/src/.state/scan")});
+}
+
+TEST_F(HookTest, GlobPatternsReachingOutAreDenied) {
+  expect_pass(call("Glob", input({{"pattern", "**/*.cpp"}})));
+  expect_pass(call("Glob", input({{"pattern", "*.cpp"}, {"path", tree.at("outside")}})));
+  const auto ssh = tree.at("home/u/.ssh");
+  expect_deny(call("Glob", input({{"pattern", ssh + "/*"}})),
+              {"Glob pattern " + ssh + "/*", home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "../../.ssh/*"}})),
+              {"Glob pattern ../../.ssh/*", ssh, home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "../../.ssh/id_ed25519"}})), {home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "~/.ssh/*"}})),
+              {"Glob pattern ~/.ssh/*", home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "*/../../../.ssh/*"}})),
+              {"climbs with \"..\" after a wildcard"});
+  expect_deny(call("Glob", input({{"pattern", "*"}, {"path", ssh}})), {"Glob " + ssh, home_rule()});
+}
+
+TEST_F(HookTest, OtherToolsPass) {
+  expect_pass(call("Bash", input({{"command", "cat ~/.ssh/id_ed25519"}})));
+  expect_pass(call("WebFetch", input({{"url", "https://github.com"}})));
+  expect_pass(
+      raw(R"({"hook_event_name":"PreToolUse","tool_name":"Task","tool_input":"whatever"})"));
+}
+
+TEST_F(HookTest, MalformedInputIsDeniedNamingWhatWasWrong) {
+  expect_deny(raw("this is no JSON"), {"not JSON"});
+  expect_deny(raw(""), {"not JSON"});
+  expect_deny(raw("[1, 2]"), {"not a JSON object"});
+  expect_deny(raw(R"({"tool_name":"Read","tool_input":{"file_path":"/etc/hostname"}})"),
+              {"hook_event_name"});
+  expect_deny(raw(R"({"hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{}})"),
+              {"PostToolUse"});
+  expect_deny(raw(R"({"hook_event_name":"PreToolUse","tool_input":{"file_path":"/x"}})"),
+              {"tool_name"});
+  expect_deny(raw(R"({"hook_event_name":"PreToolUse","tool_name":7,"tool_input":{}})"),
+              {"tool_name"});
+  expect_deny(raw(R"({"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":"/x"})"),
+              {"Read", "tool_input"});
+  expect_deny(call("Read", input({{"path", "/etc/hostname"}})),
+              {"Read tool_input has no file_path"});
+  expect_deny(call("Read", input({{"file_path", 42}})),
+              {"Read tool_input.file_path is not a string"});
+  expect_deny(call("Write", input({{"file_path", ""}, {"content", ""}})),
+              {"Write tool_input.file_path is empty"});
+  expect_deny(call("NotebookEdit", input({{"file_path", tree.at("home/u/src/proj/a.ipynb")}})),
+              {"NotebookEdit tool_input has no notebook_path"});
+  expect_deny(call("Grep", input({{"pattern", "x"}, {"path", 3}})),
+              {"Grep tool_input.path is not a string"});
+  expect_deny(call("Glob", input({{"path", tree.at("outside")}})),
+              {"Glob tool_input has no pattern"});
+  expect_deny(call("Read", input({{"file_path", "main.cpp"}}), "relative/cwd"),
+              {"Read main.cpp", "no absolute cwd"});
+  expect_deny(
+      raw(R"({"hook_event_name":"PreToolUse","tool_name":"Grep","tool_input":{"pattern":"x"}})"),
+      {"no path"});
+  expect_deny(raw(R"({"hook_event_name":"PreToolUse","tool_name":"Read","cwd":["/"],)"
+                  R"("tool_input":{"file_path":"a"}})"),
+              {"cwd"});
+}
+
+TEST_F(HookTest, InputOverOneMebibyteIsDenied) {
+  const std::string padding(1 << 20, ' ');
+  expect_deny(
+      raw(pre_tool_use("Read", input({{"file_path", tree.at("outside/data.txt")}}), tree.home()) +
+          padding),
+      {"larger than"});
+}
+
+TEST_F(HookTest, WithoutALoadablePolicyFileToolsAreDeniedAndOthersPass) {
+  const auto missing = tree.at("no-such-policy.toml");
+  const auto read = run_hook(
+      missing,
+      pre_tool_use("Read", input({{"file_path", tree.at("outside/data.txt")}}), tree.home()));
+  expect_deny(read, {"cannot be loaded", missing});
+  const auto bash =
+      run_hook(missing, pre_tool_use("Bash", input({{"command", "ls"}}), tree.home()));
+  expect_pass(bash);
+  tree.write_policy("home = \"relative/home\"\n");
+  expect_deny(call("Glob", input({{"pattern", "*"}})), {"cannot be loaded", "home"});
+  expect_deny(run_hook(missing, "garbage"), {"cannot be loaded"});
+}
+
+TEST_F(HookTest, ACommandLineItCannotUseBlocksTheCall) {
+  // Exit 2 is the hook protocol's blocking error; any other failure would let the call through.
+  const auto reply = run_hook(tree.policy_file(), "{}", {"--no-such-flag"});
+  EXPECT_EQ(reply.code, 2) << reply.err;
+}
+
+}  // namespace
+}  // namespace sandbox_host::agent_hook_test
