@@ -129,7 +129,8 @@ TEST(Cli, EveryCommandHasHelp) {
     EXPECT_NE(result.out.find("--policy"), std::string::npos) << command.front() << result.out;
   }
   ProcessResult run_help = run_process({SANDBOX_HOST_EXE, "run", "--help"});
-  for (const char *flag : {"--name", "--network", "--socket-dir", "--tmp-dir", "--read"}) {
+  for (const char *flag :
+       {"--name", "--network", "--socket-dir", "--tmp-dir", "--read", "--policy"}) {
     EXPECT_NE(run_help.out.find(flag), std::string::npos) << flag;
   }
   ProcessResult top = run_process({SANDBOX_HOST_EXE, "--help"});

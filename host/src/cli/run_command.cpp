@@ -1,6 +1,9 @@
 #include "commands.hpp"
 
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/policy/agent_env.hpp>
+#include <sandbox_host/host/policy/agent_policy.hpp>
+#include <sandbox_host/host/policy/policy_view.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/unique_fd.hpp>
@@ -11,11 +14,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <string_view>
 #include <system_error>
 
 namespace sandbox_host::cli {
@@ -24,6 +30,7 @@ namespace {
 
 struct RunOptions {
   std::optional<std::string> config;
+  std::optional<std::string> policy;
   std::optional<std::string> name;
   std::optional<std::string> network;
   std::optional<std::string> socket_dir;
@@ -107,15 +114,79 @@ Child launch_prepared(SandboxPool &pool, const std::string &mode, const Spec &sp
   return pool.launch(spec);
 }
 
+// A command named without a slash is looked up in PATH, as a shell does.
+std::string command_binary(const std::string &name) {
+  if (name.find('/') != std::string::npos) return resolved(name, "plugin binary");
+  const char *path = ::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
+  while (!rest.empty()) {
+    const size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (dir.empty() || dir.front() != '/') continue;
+    const fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) {
+      return resolved(candidate.string(), "plugin binary");
+    }
+  }
+  throw std::runtime_error("command " + name + ": not found in PATH");
+}
+
+// Under a policy, the egress proxy is what holds commands to its domains: a proxy that lets
+// through a host the policy does not list would widen it.
+void require_proxy_within_domains(const policy::Policy &agent, const EgressConfig &egress,
+                                  const std::string &config_source) {
+  std::vector<std::string> wider;
+  for (const auto &host : egress.allow) {
+    if (std::find(agent.domains.begin(), agent.domains.end(), host) == agent.domains.end()) {
+      wider.push_back(host);
+    }
+  }
+  if (wider.empty()) return;
+  std::string list;
+  for (const auto &host : wider) list += (list.empty() ? "" : ", ") + host;
+  throw std::runtime_error(
+      "the egress proxy of " +
+      (config_source.empty() ? std::string("the built-in defaults") : config_source) + " allows " +
+      list + ", which the policy " + agent.source +
+      " does not list in domains; a command held to the policy reaches "
+      "only its domains (make [egress] allow a subset of them)");
+}
+
+// The command's environment under a policy: what the backend set, HOME at the policy's
+// home (the command sees the real one, denied apart from what the policy re-allows), the
+// policy's variables and SANDBOX_RUNTIME, which tells a shell that a sandbox holds it.
+void set_policy_environment(std::vector<std::string> &env, const policy::Policy &agent) {
+  std::map<std::string, std::string> set = agent.environment();
+  set["HOME"] = agent.home;
+  set[std::string(policy::kEnvRuntime)] = "1";
+  std::erase_if(env, [&](const std::string &entry) {
+    return set.contains(entry.substr(0, entry.find('=')));
+  });
+  for (const auto &[name, value] : set) env.push_back(name + "=" + value);
+}
+
 int run_plugin(const RunOptions &options) {
   Host host(load_config_or_defaults(options.config));
+  std::optional<policy::Policy> agent;
+  if (options.policy) {
+    if (options.prepared) {
+      throw std::runtime_error(
+          "--prepared and --policy: a prepared sandbox is a plugin's deny-by-default tree, "
+          "not a policy's view; leave one out");
+    }
+    agent = policy::load_policy(*options.policy);
+    agent->mount_points();
+  }
 
   Spec spec;
-  spec.binary_path = resolved(options.command.front(), "plugin binary");
+  spec.binary_path = command_binary(options.command.front());
   spec.args.assign(options.command.begin() + 1, options.command.end());
   spec.plugin_name = options.name.value_or(fs::path(spec.binary_path).filename().string());
   const PluginConfig plugin = host.config().plugin(spec.plugin_name);
   spec.network = plugin.network.value_or(Network::none);
+  // A policy's commands reach its domains through the egress proxy, where there is one.
+  if (agent && !plugin.network && host.config().egress) spec.network = Network::proxied;
   if (options.network) {
     auto network = parse_network(*options.network);
     if (!network) {
@@ -133,6 +204,15 @@ int run_plugin(const RunOptions &options) {
                                " no [egress] table to say where it listens");
     }
     route_through_egress(spec, *host.config().egress);
+    if (agent) {
+      require_proxy_within_domains(*agent, *host.config().egress, host.config().source);
+    }
+  }
+  if (agent) {
+    spec.view = policy::command_view(*agent);
+    // A view is what makes a launch a policy's: one whose entries all are missing still
+    // shows the host read-only, never a plugin's tree (nor off's nothing).
+    if (spec.view.empty()) spec.view.push_back({"/", PathAccess::read});
   }
   for (const auto &path : plugin.read) spec.read_paths.push_back(resolved(path, "read path"));
   for (const auto &path : options.read) spec.read_paths.push_back(resolved(path, "--read"));
@@ -161,7 +241,12 @@ int run_plugin(const RunOptions &options) {
   std::optional<SandboxPool> pool;
   if (options.prepared)
     pool.emplace(host, mode, spec.network, PoolOptions{.depth = 1, .replace = false});
-  Child child = pool ? launch_prepared(*pool, mode, spec) : spawn(host.command(spec, mode));
+  Child child = [&] {
+    if (pool) return launch_prepared(*pool, mode, spec);
+    LaunchCommand command = host.command(spec, mode);
+    if (agent) set_policy_environment(command.env, *agent);
+    return spawn(command);
+  }();
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   return status.shell_status();
@@ -177,6 +262,10 @@ Command add_run_command(CLI::App &app) {
       "through and sandbox-host exits with its status (125: sandbox-host itself failed, "
       "87: the sandbox could not be set up)");
   sub->add_option("--config", options->config, "Config file");
+  sub->add_option("--policy", options->policy,
+                  "Hold the command to an agent policy (docs/agent-policy.md): the host's files "
+                  "readable but the policy's home and runtime directories, writable only where "
+                  "it says; network proxied through [egress] when the config has one");
   sub->add_option("--name", options->name,
                   "Plugin name (config table and messages; "
                   "default: the binary's file name)");
@@ -192,7 +281,9 @@ Command add_run_command(CLI::App &app) {
   sub->add_flag("--prepared", options->prepared,
                 "Launch through a sandbox prepared before the plugin's Spec is known, as a "
                 "long-running host's SandboxPool does (checks that path on this host)");
-  sub->add_option("command", options->command, "-- BINARY [ARGS...]")->required();
+  sub->add_option("command", options->command,
+                  "-- BINARY [ARGS...] (a name without a slash is looked up in PATH)")
+      ->required();
   sub->positionals_at_end();
   return {sub, [options] { return run_plugin(*options); }};
 }
