@@ -6,8 +6,10 @@ the bubblewrap peer command, the check that the sandbox is what it should be, wa
 
 import ctypes
 import datetime
+import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -371,6 +373,19 @@ def reap_orphans(timeout=10.0):
 
 
 # ---- statistics ---------------------------------------------------------------------------
+
+def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs):
+    """One hyperfine invocation for all commands; returns its results, in order."""
+    export = out_dir / "hyperfine.json"
+    command = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--style",
+               "basic", "--export-json", str(export)]
+    command += [shlex.join(argv) for _, argv in commands]
+    print("running:", shlex.join(prefix + command), file=sys.stderr)
+    r = subprocess.run(prefix + command, env=env, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"hyperfine exited {r.returncode}:\n{r.stderr.strip()}")
+    return json.loads(export.read_text())["results"], command
+
 
 def percentile(values, q):
     ordered = sorted(values)

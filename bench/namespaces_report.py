@@ -16,17 +16,16 @@ hand-written notes are kept.
 """
 
 import argparse
-import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 # Also namespaces_phases.py's helpers (it uses them as namespaces_report.<name>).
 from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments,  # noqa: F401
+                          hyperfine,
                           become_subreaper, bwrap_argv, check_command, die, display_path,
                           launch_env, load_average, machine, machine_lines, output_of,
                           percentile, provenance_and_reproduce, quietly, reap_orphans, runner,
@@ -35,21 +34,6 @@ from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments,  #
 BEGIN = "<!-- namespaces-bench:begin -->"
 END = "<!-- namespaces-bench:end -->"
 TARGET_RATIO = 0.5
-
-
-# ---- hyperfine ------------------------------------------------------------------------------
-
-def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs):
-    """One hyperfine invocation for all commands; returns its results, in order."""
-    export = out_dir / "hyperfine.json"
-    command = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--style",
-               "basic", "--export-json", str(export)]
-    command += [shlex.join(argv) for _, argv in commands]
-    print("running:", shlex.join(prefix + command), file=sys.stderr)
-    r = subprocess.run(prefix + command, env=env, cwd=cwd, capture_output=True, text=True)
-    if r.returncode != 0:
-        die(f"hyperfine exited {r.returncode}:\n{r.stderr.strip()}")
-    return json.loads(export.read_text())["results"], command
 
 
 # ---- the section ----------------------------------------------------------------------------
