@@ -305,8 +305,9 @@ Policy parse_policy(std::string_view toml, const std::string &source) {
 
   Policy policy;
   policy.source = source;
-  for (auto &&[key, node] : root) {
+  for (auto &&[key, value] : root) {
     const std::string name(key.str());
+    const toml::node &node = value;  // a lambda may not capture a structured binding in clang 14
     auto optional_path = [&](const char *empty_means) {
       return r.string(node, name, std::string("an absolute path, or \"\" for ") + empty_means);
     };
