@@ -392,3 +392,44 @@ def percentile(values, q):
     k = (len(ordered) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def measure_hyperfine(prefix, commands, env, cwd, out_dir, args):
+    """hyperfine of commands ((key, label, argv) each) on a quiet machine (quietly): returns
+    (results, hyperfine's command, load before, load after, foreign share, busy before,
+    attempts). The sandboxes' inits, orphaned once their stage 1 exits, are this run's:
+    reaped before and after, their CPU counts as the measured commands', not as other load."""
+    def measure():
+        reap_orphans()  # left by the checks before or by the previous attempt
+        load_before = load_average()
+        results, hf_command = hyperfine(
+            prefix, [(label, argv) for _, label, argv in commands], env, cwd, out_dir,
+            args.warmup, args.runs)
+        reap_orphans()
+        return load_before, load_average(), results, hf_command
+
+    (load_before, load_after, results, hf_command), foreign, busy_before, attempts = \
+        quietly(measure, args)
+    return results, hf_command, load_before, load_after, foreign, busy_before, attempts
+
+
+def timing_rows(commands, results):
+    """One row per command ((key, label, argv) each) from hyperfine's results, in ms."""
+    rows = []
+    for (key, label, _), r in zip(commands, results):
+        times = [t * 1e3 for t in r["times"]]
+        rows.append({"key": key, "label": label, "mean_ms": r["mean"] * 1e3,
+                     "stddev_ms": r["stddev"] * 1e3, "median_ms": r["median"] * 1e3,
+                     "p10_ms": percentile(times, 0.10), "p90_ms": percentile(times, 0.90),
+                     "cpu_ms": (r["user"] + r["system"]) * 1e3})
+    return rows
+
+
+def tool_versions(commands):
+    """The first line of each version command's output, where it gives one."""
+    versions = []
+    for command in commands:
+        v = output_of(command)
+        if v:
+            versions.append(v.splitlines()[0])
+    return versions

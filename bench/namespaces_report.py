@@ -25,11 +25,11 @@ from pathlib import Path
 
 # Also namespaces_phases.py's helpers (it uses them as namespaces_report.<name>).
 from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments,  # noqa: F401
-                          hyperfine,
                           become_subreaper, bwrap_argv, check_command, die, display_path,
-                          launch_env, load_average, machine, machine_lines, output_of,
-                          percentile, provenance_and_reproduce, quietly, reap_orphans, runner,
-                          source_revision, stage_build, user_dir, verify_sandbox, write_section)
+                          hyperfine, launch_env, machine, machine_lines, measure_hyperfine,
+                          provenance_and_reproduce, quietly, runner, source_revision,
+                          stage_build, timing_rows, tool_versions, user_dir, verify_sandbox,
+                          write_section)
 
 BEGIN = "<!-- namespaces-bench:begin -->"
 END = "<!-- namespaces-bench:end -->"
@@ -218,33 +218,13 @@ def main():
             if reason is not None:
                 die(f"`{shlex.join(argv)}` does not work as uid {args.user} ({reason})")
 
-        def measure():
-            reap_orphans()  # left by the checks above or by the previous attempt
-            load_before = load_average()
-            results, hf_command = hyperfine(
-                prefix, [(label, argv) for _, label, argv in commands], env, cwd, out_dir,
-                args.warmup, args.runs)
-            # The sandboxes' inits, orphaned once their stage 1 exits, are ours: reaped here,
-            # their CPU counts as this run's, not as the machine's other load.
-            reap_orphans()
-            return load_before, load_average(), results, hf_command
-
-        (load_before, load_after, results, hf_command), foreign_share, busy_before, attempts = \
-            quietly(measure, args)
+        (results, hf_command, load_before, load_after, foreign_share, busy_before,
+         attempts) = measure_hyperfine(prefix, commands, env, cwd, out_dir, args)
         hf_command = [c.replace(str(tmp / "stage"), "<tmp>").replace(str(tmp / "out"), "<tmp>/out")
                       for c in hf_command]
-    rows = []
-    for (key, label, _), r in zip(commands, results):
-        times = [t * 1e3 for t in r["times"]]
-        rows.append({"key": key, "label": label, "mean_ms": r["mean"] * 1e3,
-                     "stddev_ms": r["stddev"] * 1e3, "median_ms": r["median"] * 1e3,
-                     "p10_ms": percentile(times, 0.10), "p90_ms": percentile(times, 0.90),
-                     "cpu_ms": (r["user"] + r["system"]) * 1e3})
-    versions = []
-    for cmd in (["hyperfine", "--version"], ["bwrap", "--version"], ["unshare", "--version"]):
-        v = output_of(cmd)
-        if v:
-            versions.append(v.splitlines()[0])
+    rows = timing_rows(commands, results)
+    versions = tool_versions([["hyperfine", "--version"], ["bwrap", "--version"],
+                              ["unshare", "--version"]])
     section = render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
                      foreign_share, attempts, load_before, load_after, args.user, args,
                      versions, source_revision())

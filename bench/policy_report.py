@@ -32,10 +32,9 @@ import tempfile
 from pathlib import Path
 
 from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments, become_subreaper,
-                          hyperfine,
-                          check_command, die, display_path, launch_env, load_average, machine,
-                          machine_lines, output_of, percentile, provenance_and_reproduce,
-                          quietly, reap_orphans, run_as, runner, source_revision, stage_build,
+                          check_command, die, display_path, launch_env, machine, machine_lines,
+                          measure_hyperfine, provenance_and_reproduce, reap_orphans, run_as,
+                          runner, source_revision, stage_build, timing_rows, tool_versions,
                           user_dir, verify_sandbox, write_section)
 
 BEGIN = "<!-- policy-bench:begin -->"
@@ -517,32 +516,13 @@ def main():
         rss = [] if args.no_rss else [
             (key, peak_rss_kib(prefix, argv, env, cwd, RSS_RUNS)) for key, _, argv in commands]
 
-        def measure():
-            reap_orphans()  # left by the checks above or by the previous attempt
-            load_before = load_average()
-            results, hf_command = hyperfine(
-                prefix, [(label, argv) for _, label, argv in commands], env, cwd, out_dir,
-                args.warmup, args.runs)
-            reap_orphans()
-            return load_before, load_average(), results, hf_command
-
-        (load_before, load_after, results, hf_command), foreign_share, busy_before, attempts = \
-            quietly(measure, args)
+        (results, hf_command, load_before, load_after, foreign_share, busy_before,
+         attempts) = measure_hyperfine(prefix, commands, env, cwd, out_dir, args)
         hf_command = [c.replace(str(tmp / "stage"), "<tmp>").replace(str(tmp / "out"), "<tmp>/out")
                       .replace(str(top), "<tree>") for c in hf_command]
         policy = policy.replace(str(top), "<tree>")
-    rows = []
-    for (key, label, _), r in zip(commands, results):
-        times = [t * 1e3 for t in r["times"]]
-        rows.append({"key": key, "label": label, "mean_ms": r["mean"] * 1e3,
-                     "stddev_ms": r["stddev"] * 1e3, "median_ms": r["median"] * 1e3,
-                     "p10_ms": percentile(times, 0.10), "p90_ms": percentile(times, 0.90),
-                     "cpu_ms": (r["user"] + r["system"]) * 1e3})
-    versions = []
-    for cmd in (["hyperfine", "--version"], ["bwrap", "--version"]):
-        v = output_of(cmd)
-        if v:
-            versions.append(v.splitlines()[0])
+    rows = timing_rows(commands, results)
+    versions = tool_versions([["hyperfine", "--version"], ["bwrap", "--version"]])
     section = render(rows, hf_command, prefix, verify_rows, [k for k, _ in sandboxes], namespaces,
                      plugin_lines, rss, policy, env_info, busy_before,
                      foreign_share, attempts, load_before, load_after, args.user, args, versions,
