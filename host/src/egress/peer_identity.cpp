@@ -6,6 +6,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -52,6 +53,24 @@ void fill_endpoint(const sockaddr_storage &address, __be16 &port, __be32 (&bytes
   }
 }
 
+std::string tcp_state_name(unsigned state) {
+  static const char *const names[] = {
+      "?",     "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",   "TIME_WAIT",
+      "CLOSE", "CLOSE_WAIT",  "LAST_ACK", "LISTEN",   "CLOSING",   "NEW_SYN_RECV"};
+  if (state < sizeof names / sizeof *names) return names[state];
+  return "number " + std::to_string(state);
+}
+
+// The states the socket of a client connected to the proxy can be in while it is open:
+// sending, done sending (shutdown(SHUT_WR): FIN_WAIT1, then FIN_WAIT2 once acknowledged),
+// or told the proxy is done. A LISTEN answer is the kernel's fallback when the peer's
+// socket is gone and something listens on its port; SYN_SENT is a new socket that took
+// the gone peer's address; neither is the peer.
+bool connected_state(unsigned state) {
+  return state == TCP_ESTABLISHED || state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 ||
+         state == TCP_CLOSE_WAIT;
+}
+
 }  // namespace
 
 std::string Peer::describe() const {
@@ -64,11 +83,14 @@ std::string Peer::describe() const {
 // The owner of the TCP socket whose source is `source` and destination `destination`: one
 // exact lookup in the kernel's socket table, not a walk through /proc/net/tcp, which grows
 // with every connection on the host.
-std::optional<uid_t> PeerIdentifier::tcp_socket_owner(const sockaddr_storage &source,
-                                                      const sockaddr_storage &destination) {
+PeerIdentifier::Owner PeerIdentifier::tcp_socket_owner(const sockaddr_storage &source,
+                                                       const sockaddr_storage &destination) {
   if (!diag_) {
     diag_.reset(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-    if (!diag_) return std::nullopt;
+    if (!diag_) {
+      return {std::nullopt, std::string("the kernel's socket table cannot be asked (socket: ") +
+                                std::strerror(errno) + ")"};
+    }
   }
   struct {
     nlmsghdr header;
@@ -80,6 +102,8 @@ std::optional<uid_t> PeerIdentifier::tcp_socket_owner(const sockaddr_storage &so
   message.header.nlmsg_seq = ++sequence_;
   message.request.sdiag_family = static_cast<__u8>(source.ss_family);
   message.request.sdiag_protocol = IPPROTO_TCP;
+  // An exact lookup answers whatever it finds, in any state; asking for all of them says
+  // so, and the answer's state and inode are what decide.
   message.request.idiag_states = ~0U;
   auto &id = message.request.id;
   fill_endpoint(source, id.idiag_sport, id.idiag_src);
@@ -90,8 +114,9 @@ std::optional<uid_t> PeerIdentifier::tcp_socket_owner(const sockaddr_storage &so
   kernel.nl_family = AF_NETLINK;
   if (::sendto(diag_.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
                sizeof kernel) != static_cast<ssize_t>(sizeof message)) {
+    const std::string why = std::strerror(errno);
     diag_.reset();  // a fresh socket next time, whatever went wrong with this one
-    return std::nullopt;
+    return {std::nullopt, "the kernel's socket table cannot be asked (sendto: " + why + ")"};
   }
   // The kernel answers within the send, so the reply is queued already. A reply to an
   // earlier lookup that was given up on is passed over by its sequence number.
@@ -99,15 +124,44 @@ std::optional<uid_t> PeerIdentifier::tcp_socket_owner(const sockaddr_storage &so
   for (;;) {
     const ssize_t length = ::recv(diag_.get(), reply, sizeof reply, MSG_DONTWAIT);
     if (length < 0 && errno == EINTR) continue;
-    if (length <= 0) return std::nullopt;
+    if (length <= 0) {
+      return {std::nullopt, std::string("the kernel's socket table gave no answer (") +
+                                (length < 0 ? std::strerror(errno) : "empty") + ")"};
+    }
     const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
-    if (!NLMSG_OK(header, static_cast<unsigned>(length))) return std::nullopt;
+    if (!NLMSG_OK(header, static_cast<unsigned>(length))) {
+      return {std::nullopt, "the kernel's socket table gave a malformed answer"};
+    }
     if (header->nlmsg_seq != sequence_) continue;
+    if (header->nlmsg_type == NLMSG_ERROR && header->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
+      const int error = -static_cast<const nlmsgerr *>(NLMSG_DATA(header))->error;
+      if (error == ENOENT) {
+        return {std::nullopt,
+                "no socket on this host is its other end (the peer is not local, or its "
+                "socket is gone)"};
+      }
+      return {std::nullopt, std::string("the kernel's socket table refused the lookup (") +
+                                std::strerror(error) + ")"};
+    }
     if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
         header->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-      return std::nullopt;  // NLMSG_ERROR: no such socket (it is on another host)
+      return {std::nullopt, "the kernel's socket table gave an answer of an unknown kind"};
     }
-    return static_cast<const inet_diag_msg *>(NLMSG_DATA(header))->idiag_uid;
+    const auto &answer = *static_cast<const inet_diag_msg *>(NLMSG_DATA(header));
+    // A socket no process holds any more (closed, or a TIME_WAIT or FIN_WAIT2 minisocket)
+    // has no inode, and the kernel reports its uid as 0: nobody's, not root's.
+    if (answer.idiag_inode == 0) {
+      return {std::nullopt,
+              "the peer's socket was already closed when the proxy asked (TCP state " +
+                  tcp_state_name(answer.idiag_state) + ", held by no process, so it has no owner)"};
+    }
+    if (!connected_state(answer.idiag_state)) {
+      return {std::nullopt,
+              "the peer's socket is gone; the socket the kernel found at its "
+              "address is in TCP state " +
+                  tcp_state_name(answer.idiag_state) + ", not the peer's"};
+    }
+    return {answer.idiag_uid, {}};
   }
 }
 
@@ -118,6 +172,8 @@ Peer PeerIdentifier::identify(int fd) {
   if (::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &local_length) != 0 ||
       ::getpeername(fd, reinterpret_cast<sockaddr *>(&remote), &remote_length) != 0) {
     peer.address = "unknown";
+    peer.unknown = std::string("the connection ended before the proxy could ask (") +
+                   std::strerror(errno) + ")";
     return peer;
   }
   if (local.ss_family == AF_UNIX) {
@@ -127,6 +183,8 @@ Peer PeerIdentifier::identify(int fd) {
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
       peer.uid = credentials.uid;
       peer.pid = credentials.pid;
+    } else {
+      peer.unknown = std::string("SO_PEERCRED failed (") + std::strerror(errno) + ")";
     }
     return peer;
   }
@@ -134,13 +192,15 @@ Peer PeerIdentifier::identify(int fd) {
   local = unmapped(local);
   peer.address = address_text(remote);
   // The peer's socket runs from its address to ours.
-  peer.uid = tcp_socket_owner(remote, local);
+  Owner owner = tcp_socket_owner(remote, local);
+  peer.uid = owner.uid;
+  peer.unknown = std::move(owner.unknown);
   return peer;
 }
 
 std::string same_user_refusal(const Peer &peer, uid_t uid) {
   if (!peer.uid) {
-    return "the connection's owner is unknown (not a local socket); the proxy serves uid " +
+    return "the connection's owner is unknown: " + peer.unknown + "; the proxy serves uid " +
            std::to_string(uid) + " only";
   }
   if (*peer.uid != uid) {

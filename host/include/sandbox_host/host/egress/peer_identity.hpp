@@ -14,23 +14,33 @@
 namespace sandbox_host::egress {
 
 struct Peer {
-  std::optional<uid_t> uid;      // nullopt: the kernel did not say
+  std::optional<uid_t> uid;      // nullopt: not known, for the reason in `unknown`
+  std::string unknown;           // why uid is nullopt, for the refusal
   pid_t pid = 0;                 // unix sockets only (SO_PEERCRED); 0 otherwise
   std::string address;           // "127.0.0.1:40312", "[::1]:40312" or "unix"
   std::string describe() const;  // "127.0.0.1:40312 (uid 1000)", for Say lines
 };
 
-// Names the peers of connected sockets. For TCP on loopback the uid is that of the peer's
-// own socket, looked up in the kernel's socket table (NETLINK_SOCK_DIAG, one exact lookup);
-// for a unix socket it is SO_PEERCRED. A TCP peer that is not on this host has no uid.
+// Names the peers of connected sockets. For a unix socket the uid is SO_PEERCRED, which the
+// kernel recorded at connect(2). For TCP on loopback it is the owner of the peer's own
+// socket, looked up in the kernel's socket table (NETLINK_SOCK_DIAG, one exact lookup) when
+// identify is called: the uid of whoever made that socket (its inode's owner), which stays
+// the same for as long as a process holds the socket open. So it is believed only for a
+// socket that is still open (it has an inode) and in a state a connected client's socket
+// is in (ESTABLISHED, or FIN_WAIT1/FIN_WAIT2 after shutdown(SHUT_WR), or CLOSE_WAIT).
+// A client whose socket was already closed, whose socket is gone, or that is not on this
+// host has no uid, whatever its timing, so a race with the lookup can only refuse.
 // The netlink socket is made once and kept, so an instance belongs to one thread.
 class PeerIdentifier {
  public:
   Peer identify(int fd);
 
  private:
-  std::optional<uid_t> tcp_socket_owner(const sockaddr_storage &source,
-                                        const sockaddr_storage &destination);
+  struct Owner {
+    std::optional<uid_t> uid;
+    std::string unknown;  // why uid is nullopt
+  };
+  Owner tcp_socket_owner(const sockaddr_storage &source, const sockaddr_storage &destination);
   UniqueFd diag_;
   std::uint32_t sequence_ = 0;
 };
