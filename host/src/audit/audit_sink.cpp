@@ -1,13 +1,14 @@
 #include <sandbox_host/host/audit.hpp>
-
-#include <boost/json.hpp>
+#include <sandbox_host/host/text_escape.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <string>
 #include <system_error>
+#include <utility>
 
 namespace sandbox_host {
 namespace {
@@ -31,22 +32,27 @@ std::string format_text(const AuditRecord &r) {
   if (!r.plugin.empty()) line += " plugin=" + r.plugin;
   line += " rule=" + r.rule + ": " + r.attempted;
   if (!r.hint.empty()) line += " (hint: " + r.hint + ")";
-  for (char &c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return line + "\n";
+  // The words around the fields are printable ASCII: escaping the whole line escapes the
+  // fields alone.
+  return escape_text(line) + "\n";
 }
 
 std::string format_json(const AuditRecord &r) {
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  boost::json::object object;
-  object["time_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
-  object["component"] = r.component;
-  object["plugin"] = r.plugin;
-  object["rule"] = r.rule;
-  object["attempted"] = r.attempted;
-  object["hint"] = r.hint;
-  return boost::json::serialize(object) + "\n";
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  // Written by hand: boost::json::serialize copies invalid UTF-8 and the C1 controls as
+  // they are.
+  std::string line =
+      "{\"time_ms\":" +
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  for (const auto &[name, value] :
+       {std::pair<const char *, const std::string &>{"component", r.component},
+        {"plugin", r.plugin},
+        {"rule", r.rule},
+        {"attempted", r.attempted},
+        {"hint", r.hint}}) {
+    line += std::string(",\"") + name + "\":" + json_quoted(value);
+  }
+  return line + "}\n";
 }
 
 AuditSink::AuditSink(AuditFormat format) : format_(format), fd_(STDERR_FILENO), owns_fd_(false) {}

@@ -2,6 +2,7 @@
 
 #include <sandbox_host/host/egress/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/text_escape.hpp>
 
 #include <signal.h>
 
@@ -51,7 +52,8 @@ std::filesystem::path sandbox_host_executable() {
 }
 
 void egress_log(const std::string &line) {
-  std::cerr << "sandbox-host egress: " << line << std::endl;
+  // A line names a client's target host and carries the token command's own words.
+  std::cerr << "sandbox-host egress: " << escape_text(line) << std::endl;
 }
 
 void describe_egress(egress::EgressService &service, std::ostream &out) {

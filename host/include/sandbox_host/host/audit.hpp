@@ -39,7 +39,10 @@ class AuditSink {
   std::mutex mutex_;
 };
 
+// One line whatever the fields hold: their bytes as escape_text (text_escape.hpp) shows
+// them, since a field may carry a hostile client's text (an op name, a host name, a path).
 std::string format_text(const AuditRecord &record);
+// One JSON object on one line, valid whatever the fields hold: each field as json_quoted.
 std::string format_json(const AuditRecord &record);
 
 // The sink a config asks for: audit.path "stderr" or a file, in audit.format.
