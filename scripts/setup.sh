@@ -14,6 +14,7 @@ packages=(
   gpg gpg-agent             # sign: the host's gpg and agent; tests make a throwaway key
   dbus-daemon python3-dbusmock  # tests: a private bus with a mock of systemd
   curl git                  # real clients of the egress proxy in tests
+  ripgrep                   # tests: the engine of Claude Code's Glob, checked against the hook
   libcap-ng-dev
   libseccomp-dev
   libtomlplusplus-dev

@@ -1,10 +1,21 @@
 // `sandbox-host hook`, the real binary, fed the PreToolUse calls Claude Code writes on its
 // stdin for each file tool: paths inside and outside the policy, ".." and symlink tricks,
-// Glob patterns reaching out, input it cannot read, other tools, and a policy it cannot load.
+// Glob patterns reaching out (braces, classes and escapes too, and checked against the real
+// ripgrep), input it cannot read, other tools, and a policy it cannot load.
 #include "agent_tree.hpp"
+
+#include "process.hpp"
 
 #include <Poco/JSON/Array.h>
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
 
 namespace sandbox_host::agent_hook_test {
 namespace {
@@ -171,6 +182,173 @@ TEST_F(HookTest, GlobPatternsReachingOutAreDenied) {
   expect_deny(call("Glob", input({{"pattern", "*/../../../.ssh/*"}})),
               {"climbs with \"..\" after a wildcard"});
   expect_deny(call("Glob", input({{"pattern", "*"}, {"path", ssh}})), {"Glob " + ssh, home_rule()});
+}
+
+// A project one level below Home, where a single ".." reaches Home itself.
+std::string top_project(const AgentTree &tree) {
+  tree.file("home/u/proj/main.ts", "export {};\n");
+  std::string toml = tree.policy_toml();
+  const std::string write = "write = [";
+  toml.replace(toml.find(write), write.size(), write + "\"" + tree.at("home/u/proj") + "\", ");
+  tree.write_policy(toml);
+  return tree.at("home/u/proj");
+}
+
+TEST_F(HookTest, GlobBraceAlternativesReachingOutAreDenied) {
+  const auto ssh = tree.at("home/u/.ssh");
+  // The finding: every alternative is "../../.ssh/*".
+  expect_deny(call("Glob", input({{"pattern", "{..,..}/{..,..}/.ssh/*"}})),
+              {"Glob pattern {..,..}/{..,..}/.ssh/* (alternative ../../.ssh/*)", ssh, home_rule()});
+  const auto top = top_project(tree);
+  expect_deny(call("Glob", input({{"pattern", "{x,{..,y}}/.ssh/*"}, {"path", top}})),
+              {"(alternative ../.ssh/*)", ssh, home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "{.,..}/*"}, {"path", top}})),
+              {"Glob pattern {.,..}/* (alternative ../*)", home_rule()});
+  // Absolute alternatives replace the path, as an absolute pattern does.
+  expect_deny(call("Glob", input({{"pattern", "{/root,/tmp}/*"}, {"path", top}})),
+              {"(alternative /tmp/*)", "the search would read below it", home_rule()});
+  expect_deny(call("Glob", input({{"pattern", "{src,~/.ssh}/*"}})),
+              {"(alternative ~/.ssh/*)", home_rule()});
+}
+
+TEST_F(HookTest, GlobComponentsThatCanMatchDotDotAfterAWildcardAreDenied) {
+  for (const std::string component : {"[.][.]", "\\.\\.", ".[.]", "[!a][!a]", "[,-0]."}) {
+    const auto pattern = component + "/.ssh/*";
+    expect_deny(
+        call("Glob", input({{"pattern", pattern}})),
+        {"Glob pattern " + pattern + " has the component " + component, "can match \"..\""});
+  }
+  expect_deny(call("Glob", input({{"pattern", "**/../.ssh/*"}})),
+              {"Glob pattern **/../.ssh/*", "climbs with \"..\" after a wildcard"});
+  expect_deny(call("Glob", input({{"pattern", "src/*/{a,..}/x"}})),
+              {"Glob pattern src/*/{a,..}/x (alternative src/*/../x)", "climbs"});
+  expect_deny(call("Glob", input({{"pattern", "*/{[.].,b}/x"}})),
+              {"(alternative */[.]./x)", "has the component [.]."});
+}
+
+TEST_F(HookTest, GlobPatternsTheHookCannotHoldAreDeniedNamingWhy) {
+  std::string bomb;
+  for (int i = 0; i < 30; ++i) bomb += "{a,b}";
+  // run_hook bounds it in time: expanding 2^30 alternatives would not finish.
+  expect_deny(call("Glob", input({{"pattern", bomb}})),
+              {"Glob pattern " + bomb, "more than 256 alternatives"});
+  expect_deny(call("Glob", input({{"pattern", "{{{{{{{{{a}}}}}}}}}"}})),
+              {"nests braces deeper than 8 levels"});
+  expect_deny(call("Glob", input({{"pattern", "src/{a,b/*.ts"}})),
+              {"Glob pattern src/{a,b/*.ts", "\"{\" that is never closed"});
+  expect_deny(call("Glob", input({{"pattern", "src/a}/*.ts"}})), {"\"}\" that closes no \"{\""});
+  expect_deny(call("Glob", input({{"pattern", "src/[ab/*.ts"}})), {"\"[\" that is never closed"});
+  expect_deny(call("Glob", input({{"pattern", "*[/]../.ssh/*"}})), {"class holding \"/\""});
+  expect_deny(call("Glob", input({{"pattern", "*\\/../.ssh/*"}})), {"escapes a \"/\""});
+  expect_deny(call("Glob", input({{"pattern", "*.ts\\"}})), {"\"\\\" that escapes nothing"});
+  expect_deny(call("Glob", input({{"pattern", std::string(5000, 'a')}})), {"5000 characters"});
+}
+
+TEST_F(HookTest, EverydayGlobPatternsPass) {
+  for (const std::string pattern :
+       {"**/*.ts", "src/**/*.{ts,tsx}", "*.md", "{src,test}/**/*.cpp", "[abc]*.txt", "**/.*",
+        ".github/workflows/*.{yml,yaml}", "**/{a,b{c,d}}.json", "**/[!.]*", "\\[x\\]/*.ts",
+        "docs/{,**/}*.md"}) {
+    expect_pass(call("Glob", input({{"pattern", pattern}})));
+  }
+  const auto reply =
+      call("Glob", input({{"pattern", "{src,test}/**/*.cpp"}}), "", {"--decide-allowed"});
+  EXPECT_EQ(reply.decision, "allow") << reply.out;
+  for (const auto &dir : {"src", "test"}) {
+    EXPECT_NE(reply.reason.find("(searching " + tree.at("home/u/src/proj/") + dir + ")"),
+              std::string::npos)
+        << reply.reason;
+  }
+}
+
+// Where a Glob reason says the call searches: each "(searching D)", or the tool's path.
+std::vector<std::filesystem::path> searched_directories(const std::string &reason,
+                                                        const std::string &path) {
+  std::vector<std::filesystem::path> out;
+  const std::string mark = "(searching ";
+  for (auto at = reason.find(mark); at != std::string::npos; at = reason.find(mark, at)) {
+    at += mark.size();
+    out.push_back(std::filesystem::weakly_canonical(reason.substr(at, reason.find(')', at) - at)));
+  }
+  if (out.empty()) out.push_back(std::filesystem::weakly_canonical(path));
+  return out;
+}
+
+std::optional<std::string> on_path(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::string dirs = path == nullptr ? "" : path;
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const auto candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The hook's model of the engine against the engine: the real ripgrep run as Claude Code runs
+// it for Glob, each file it lists lying (symlinks resolved) in a directory the hook held.
+TEST_F(HookTest, RipgrepListsOnlyFilesWhereTheHookSaysAGlobSearches) {
+  const auto rg = on_path("rg");
+  if (!rg) GTEST_SKIP() << "ripgrep (rg, Debian package ripgrep) is not installed";
+  // To run rg from the session's cwd, as Claude Code does.
+  const auto env = on_path("env");
+  ASSERT_TRUE(env) << "no env on PATH";
+  const auto proj = tree.at("home/u/src/proj");
+  for (const auto &file : {"src/a.ts", "src/b.tsx", "test/c.cpp", "README.md", "a.txt",
+                           ".github/workflows/ci.yml", "docs/guide/intro.md"}) {
+    tree.file("home/u/src/proj/" + std::string(file));
+  }
+  // Claude Code hands rg an absolute pattern's directory as written: a name with a "\" in
+  // it is a directory, and rg follows the symlink it names.
+  tree.link("home/u/src/proj/li\\nk", tree.at("home/u/.ssh"));
+  struct Call {
+    std::string pattern, path;
+  };
+  const std::vector<Call> calls{
+      {"**/*.ts", proj},
+      {"src/**/*.{ts,tsx}", proj},
+      {"*.md", proj},
+      {"{src,test}/**/*.cpp", proj},
+      {"[abc]*.txt", proj},
+      {"*", tree.at("home/u/src/proj/src")},
+      {proj + "/src/*.ts", tree.at("outside")},
+      {proj + "/{src,test}/*", tree.at("outside")},
+      {proj + "/docs/**/*.md", tree.at("outside")},
+      {proj + "/li\\nk/*", proj},
+      {proj + "/li\\nk/id_*", proj},
+  };
+  std::size_t listed = 0;
+  for (const auto &[pattern, path] : calls) {
+    SCOPED_TRACE("Glob pattern " + pattern + " path " + path);
+    const auto reply =
+        call("Glob", input({{"pattern", pattern}, {"path", path}}), proj, {"--decide-allowed"});
+    if (reply.decision != "allow") continue;
+    // Claude Code's split: an absolute pattern walks its part before the last "/" ahead of
+    // the first "*", "?", "[" or "{"; the rest is the glob.
+    std::string root = path, glob = pattern;
+    if (pattern.front() == '/') {
+      const auto cut = pattern.substr(0, pattern.find_first_of("*?[{")).rfind('/');
+      root = pattern.substr(0, cut);
+      glob = pattern.substr(cut + 1);
+    }
+    const auto result =
+        sandbox_host::test::run_process({*env, "-C", proj, *rg, "--files", "--glob", glob,
+                                         "--sort=modified", "--no-ignore", "--hidden", root});
+    ASSERT_TRUE(result.code == 0 || result.code == 1) << result.err;
+    const auto searched = searched_directories(reply.reason, path);
+    std::istringstream lines(result.out);
+    for (std::string line; std::getline(lines, line); ++listed) {
+      const auto file = std::filesystem::weakly_canonical(line);
+      const bool held = std::any_of(searched.begin(), searched.end(), [&](const auto &dir) {
+        const auto relative = file.lexically_relative(dir);
+        return !relative.empty() && *relative.begin() != "..";
+      });
+      EXPECT_TRUE(held) << "rg listed " << line << " (" << file.string()
+                        << "), outside what the hook held: " << reply.reason;
+    }
+  }
+  EXPECT_GE(listed, 8u) << "rg listed too little for the comparison to mean anything";
 }
 
 TEST_F(HookTest, OtherToolsPass) {

@@ -2,6 +2,7 @@
 // to the policy. Input the hook cannot read is denied, never let through: a hook that
 // passes what it does not understand is no boundary.
 #include <sandbox_host/host/policy/file_tool_hook.hpp>
+#include <sandbox_host/host/policy/glob_pattern.hpp>
 #include <sandbox_host/host/policy/path_access.hpp>
 
 #include <boost/json/parse.hpp>
@@ -9,7 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
-#include <filesystem>
+#include <set>
 #include <vector>
 
 namespace sandbox_host::policy {
@@ -63,41 +64,6 @@ std::optional<std::string> directory_or_cwd(const boost::json::object &input,
   return required_string(input, tool, "path", error);
 }
 
-bool has_glob_character(std::string_view component) {
-  return component.find_first_of("*?[]{}\\") != std::string_view::npos;
-}
-
-// The components of a Glob pattern before the first one with a glob character: the
-// directory the search starts from, relative to the tool's path unless absolute. Sets
-// *error for a ".." after a wildcard, whose reach only the glob engine would know.
-std::optional<std::string> literal_directory(const std::string &pattern, std::string &error) {
-  std::string literal = pattern.front() == '/' ? "/" : "";
-  bool wild = false;
-  std::size_t start = 0;
-  while (start <= pattern.size()) {
-    const std::size_t end = std::min(pattern.find('/', start), pattern.size());
-    const std::string_view component(pattern.data() + start, end - start);
-    if (!component.empty()) {
-      if (has_glob_character(component)) {
-        wild = true;
-      } else if (wild && component == "..") {
-        error = "Glob pattern " + pattern + " climbs with \"..\" after a wildcard";
-        return std::nullopt;
-      } else if (!wild) {
-        if (!literal.empty() && literal.back() != '/') literal += '/';
-        literal += component;
-      }
-    }
-    start = end + 1;
-  }
-  // The last component names files, not a directory to search from, unless more follows.
-  if (!wild) {
-    const auto slash = literal.find_last_of('/');
-    literal = slash == std::string::npos ? "" : literal.substr(0, std::max<std::size_t>(slash, 1));
-  }
-  return literal;
-}
-
 // The paths a file tool's call touches, or why its input cannot be read.
 std::optional<std::vector<ToolPath>> tool_paths(const std::string &tool,
                                                 const boost::json::object &input,
@@ -127,16 +93,25 @@ std::optional<std::vector<ToolPath>> tool_paths(const std::string &tool,
     const auto base = directory_or_cwd(input, tool, cwd, error);
     const auto pattern = required_string(input, tool, "pattern", error);
     if (!base || !pattern) return std::nullopt;
-    const auto literal = literal_directory(*pattern, error);
-    if (!literal) return std::nullopt;
+    const auto glob = parse_glob_pattern(*pattern, error);
+    if (!glob) return std::nullopt;
     add_search(base);
-    if (!literal->empty()) {
-      // An absolute pattern replaces the base, as the tool itself does. One starting with
-      // "~" is held both as home's and as a directory named "~" below the base.
-      const bool home = *literal == "~" || literal->starts_with("~/");
-      const std::string start = literal->front() == '/' ? *literal : *base + "/" + *literal;
-      add_search(start, "Glob pattern " + *pattern + " (searching " + start + ")");
-      if (home) add_search(*literal, "Glob pattern " + *pattern + " (searching " + *literal + ")");
+    // Each directory once, however many alternatives start there.
+    std::set<std::string> searched{*base};
+    auto add_start = [&](const std::string &start, const std::string &what) {
+      if (searched.insert(start).second) add_search(start, what + " (searching " + start + ")");
+    };
+    const std::string shown = "Glob pattern " + *pattern;
+    if (!glob->walk_root.empty()) add_start(glob->walk_root, shown);
+    for (const auto &alternative : glob->alternatives) {
+      const std::string &directory = alternative.directory;
+      if (directory.empty()) continue;
+      const std::string what =
+          alternative.text == *pattern ? shown : shown + " (alternative " + alternative.text + ")";
+      // An absolute alternative replaces the base, as the tool itself does. One starting
+      // with "~" is held both as home's and as a directory named "~" below the base.
+      add_start(directory.front() == '/' ? directory : *base + "/" + directory, what);
+      if (directory == "~" || directory.starts_with("~/")) add_start(directory, what);
     }
   }
   return paths;
