@@ -34,9 +34,11 @@ std::vector<std::string> wait_args(const std::string &op, const std::optional<st
   return {*arg, request.wait};
 }
 
+// The wait is an option of the gate's own, so it goes before "--" and the gated command's
+// arguments: Go's flag package, for one, stops reading options at the first operand.
 sandbox_host::CommandBehaviour gate_behaviour(const sandbox_host::OpConfig &config) {
-  return {.extra_args = [op = config.op(),
-                         arg = wait_arg(config)](const sandbox_host::Request &request) {
+  return {.option_args = [op = config.op(),
+                          arg = wait_arg(config)](const sandbox_host::Request &request) {
     return wait_args(op, arg, request);
   }};
 }

@@ -7,9 +7,13 @@ namespace {
 class SecretOp final : public sandbox_host::CommandOp {
  public:
   // The two variables tell the command that the broker runs it for a sandboxed session:
-  // it holds its files to the policy's lists and asks no broker itself.
+  // it holds its files to the policy's lists and asks no broker itself. The request's first
+  // argument is the secret command's own subcommand (`secret get NAME`), which a "--"
+  // before it would hide from a parser that looks for subcommands; a leading "-" is
+  // refused all the same.
   explicit SecretOp(const sandbox_host::HostInfo &host)
-      : CommandOp(host, {.env = {"CLAWPATROL_SANDBOX_BROKERED=1", "CLAWPATROL_SANDBOX=1"}}) {}
+      : CommandOp(host, {.defaults = {.end_of_options = false},
+                         .env = {"CLAWPATROL_SANDBOX_BROKERED=1", "CLAWPATROL_SANDBOX=1"}}) {}
 };
 
 }  // namespace

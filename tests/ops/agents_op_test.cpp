@@ -9,7 +9,7 @@ TEST_F(AgentsOp, RunsStartWakeAndResume) {
   Op agents("agents", with_command({{"args", {"agents"}}}));
   for (const std::string sub : {"start", "wake", "resume"}) {
     EXPECT_EQ(ran(agents.handle(ask({sub, "reviewer"}))).args,
-              (std::vector<std::string>{"agents", sub, "reviewer"}));
+              (std::vector<std::string>{"agents", sub, "--", "reviewer"}));
   }
 }
 
@@ -34,7 +34,7 @@ TEST_F(AgentsOp, TakesTheOperatorsSubcommandsInstead) {
 
 TEST_F(AgentsOp, TakesAnySubcommandWhenTheOperatorListsNone) {
   Op agents("agents", with_command({{"subcommands", {}}}));
-  EXPECT_EQ(ran(agents.handle(ask({"stop"}))).args, (std::vector<std::string>{"stop"}));
+  EXPECT_EQ(ran(agents.handle(ask({"stop"}))).args, (std::vector<std::string>{"--", "stop"}));
   ran(agents.handle(ask()));
 }
 

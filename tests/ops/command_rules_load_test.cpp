@@ -46,7 +46,15 @@ TEST_F(CommandRulesLoad, RefusesSeveralCommands) {
 TEST_F(CommandRulesLoad, RefusesAnUnknownKeyNamingTheAllowedOnes) {
   EXPECT_EQ(load_error("person", with_command({{"wait_arg", {"--wait"}}})),
             "ops.person.wait_arg: unknown key; allowed: command, args, subcommands, arg_pattern, "
-            "max_args, max_arg_bytes, env, path, cwd, timeout_ms, input");
+            "allow_options, end_of_options, max_args, max_arg_bytes, env, path, cwd, timeout_ms, "
+            "input");
+}
+
+TEST_F(CommandRulesLoad, RefusesAnOptionsKeyThatIsNotABoolean) {
+  EXPECT_EQ(load_error("person", with_command({{"allow_options", {"yes"}}})),
+            "ops.person.allow_options: must be true or false, not \"yes\"");
+  EXPECT_EQ(load_error("person", with_command({{"end_of_options", {"1"}}})),
+            "ops.person.end_of_options: must be true or false, not \"1\"");
 }
 
 TEST_F(CommandRulesLoad, RefusesAnInvalidArgPattern) {

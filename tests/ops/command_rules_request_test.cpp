@@ -11,17 +11,33 @@ namespace {
 using CommandRulesRequest = CommandOpTest;
 using std::chrono::milliseconds;
 
-TEST_F(CommandRulesRequest, RunsTheFixedArgumentsThenTheRequests) {
+TEST_F(CommandRulesRequest, RunsTheFixedArgumentsThenTheEndOfOptionsThenTheRequests) {
   Op person("person", with_command({{"args", {"person", "--org", "acme"}}}));
-  const auto command = ran(person.handle(ask({"list", "--json"})));
+  const auto command = ran(person.handle(ask({"list", "json"})));
   EXPECT_EQ(command.path, tool);
-  EXPECT_EQ(command.args, (std::vector<std::string>{"person", "--org", "acme", "list", "--json"}));
+  EXPECT_EQ(command.args,
+            (std::vector<std::string>{"person", "--org", "acme", "--", "list", "json"}));
+}
+
+TEST_F(CommandRulesRequest, AddsNoEndOfOptionsWithoutRequesterArguments) {
+  Op person("person", with_command({{"args", {"person", "list"}}}));
+  EXPECT_EQ(ran(person.handle(ask())).args, (std::vector<std::string>{"person", "list"}));
+}
+
+TEST_F(CommandRulesRequest, RefusesAnOptionNamingTheKeyThatAllowsIt) {
+  Op person("person", with_command({{"args", {"person"}}}));
+  EXPECT_EQ(refusal_of(person.handle(ask({"list", "--json"}))),
+            "person: argument 2 (\"--json\") starts with \"-\", which the command would read as "
+            "an option; ops.person.allow_options = true allows options");
+  Op allowing("person", with_command({{"args", {"person"}}, {"allow_options", {"true"}}}));
+  EXPECT_EQ(ran(allowing.handle(ask({"list", "--json"}))).args,
+            (std::vector<std::string>{"person", "list", "--json"}));
 }
 
 TEST_F(CommandRulesRequest, PassesArgumentsAsTheyAreWithoutAShell) {
   Op person("person", with_command());
   const auto command = ran(person.handle(ask({"$(id)", "a b", "; rm -rf /", ""})));
-  EXPECT_EQ(command.args, (std::vector<std::string>{"$(id)", "a b", "; rm -rf /", ""}));
+  EXPECT_EQ(command.args, (std::vector<std::string>{"--", "$(id)", "a b", "; rm -rf /", ""}));
 }
 
 TEST_F(CommandRulesRequest, ScrubsTheBrokersEnvironment) {
@@ -93,7 +109,8 @@ TEST_F(CommandRulesRequest, RefusesMoreArgumentsThanMaxArgs) {
   Op person("person", with_command());
   EXPECT_EQ(refusal_of(person.handle(ask(std::vector<std::string>(33, "a")))),
             "person: 33 arguments, more than max_args 32");
-  EXPECT_EQ(ran(person.handle(ask(std::vector<std::string>(32, "a")))).args.size(), 32u);
+  // The 32 and "--".
+  EXPECT_EQ(ran(person.handle(ask(std::vector<std::string>(32, "a")))).args.size(), 33u);
   Op none("person", with_command({{"max_args", {"0"}}}));
   EXPECT_EQ(refusal_of(none.handle(ask({"a"}))), "person: 1 argument, more than max_args 0");
 }
@@ -119,6 +136,21 @@ TEST_F(CommandRulesRequest, RefusesAnArgumentNotMatchingTheWholePattern) {
   ran(person.handle(ask({"list", "all"})));
   EXPECT_EQ(refusal_of(person.handle(ask({"list", "all;"}))),
             "person: argument 2 (\"all;\") does not match arg_pattern [a-z]+");
+}
+
+TEST_F(CommandRulesRequest, QuotesOnlyTheStartOfAHugeArgument) {
+  Op person("person", with_command({{"arg_pattern", {"^[a-z]+$"}}}));
+  EXPECT_EQ(refusal_of(person.handle(ask({std::string(4000, 'x') + "!"}))),
+            "person: argument 1 (\"" + std::string(64, 'x') +
+                "\"... (4001 bytes)) does not match arg_pattern ^[a-z]+$");
+}
+
+// The cut never splits a character: a message stays valid UTF-8.
+TEST_F(CommandRulesRequest, CutsAHugeArgumentOnACharactersBoundary) {
+  Op person("person", with_command({{"arg_pattern", {"^[a-z]+$"}}}));
+  EXPECT_EQ(refusal_of(person.handle(ask({std::string(63, 'x') + "\u00e9" + "!"}))),
+            "person: argument 1 (\"" + std::string(63, 'x') +
+                "\"... (66 bytes)) does not match arg_pattern ^[a-z]+$");
 }
 
 TEST_F(CommandRulesRequest, QuotesControlBytesInARefusal) {

@@ -5,17 +5,19 @@ namespace {
 
 using GateOp = CommandOpTest;
 
-TEST_F(GateOp, AppendsTheWaitAfterTheRequestsArguments) {
+// The wait is the gate's own option: before "--" and the gated command's arguments.
+TEST_F(GateOp, PutsTheWaitBeforeTheRequestsArguments) {
   Op gate("gate", with_command({{"args", {"gate"}}, {"wait_arg", {"--wait"}}}));
   Call call = ask({"merge", "42"});
   call.request.wait = "15m";
   EXPECT_EQ(ran(gate.handle(call)).args,
-            (std::vector<std::string>{"gate", "merge", "42", "--wait", "15m"}));
+            (std::vector<std::string>{"gate", "--wait", "15m", "--", "merge", "42"}));
 }
 
 TEST_F(GateOp, AddsNothingWithoutAWait) {
   Op gate("gate", with_command({{"wait_arg", {"--wait"}}}));
-  EXPECT_EQ(ran(gate.handle(ask({"merge", "42"}))).args, (std::vector<std::string>{"merge", "42"}));
+  EXPECT_EQ(ran(gate.handle(ask({"merge", "42"}))).args,
+            (std::vector<std::string>{"--", "merge", "42"}));
 }
 
 TEST_F(GateOp, RefusesAWaitWithoutWaitArg) {
@@ -36,7 +38,8 @@ TEST_F(GateOp, RefusesAMalformedWait) {
   for (const std::string wait : {"250ms", "30s", "999999m", "2h"}) {
     Call call = ask({"merge"});
     call.request.wait = wait;
-    EXPECT_EQ(ran(gate.handle(call)).args.back(), wait);
+    EXPECT_EQ(ran(gate.handle(call)).args,
+              (std::vector<std::string>{"--wait", wait, "--", "merge"}));
   }
 }
 
@@ -54,7 +57,8 @@ TEST_F(GateOp, RefusesAnEmptyWaitArg) {
 TEST_F(GateOp, NamesWaitArgAmongTheAllowedKeys) {
   EXPECT_EQ(load_error("gate", with_command({{"wait", {"5m"}}})),
             "ops.gate.wait: unknown key; allowed: command, args, subcommands, arg_pattern, "
-            "max_args, max_arg_bytes, env, path, cwd, timeout_ms, input, wait_arg");
+            "allow_options, end_of_options, max_args, max_arg_bytes, env, path, cwd, timeout_ms, "
+            "input, wait_arg");
 }
 
 }  // namespace

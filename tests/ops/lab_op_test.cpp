@@ -11,12 +11,13 @@ Call lab_ask(std::vector<std::string> args, std::string resource) {
   return call;
 }
 
+// The subcommand, then "--", then the requester's other arguments and the lease.
 TEST_F(LabOp, AppendsTheLeaseAsTheLastArgument) {
   Op lab("lab", with_command({{"args", {"lab"}}}));
-  EXPECT_EQ(ran(lab.handle(lab_ask({"create", "--wait"}, "lab-3.eu"))).args,
-            (std::vector<std::string>{"lab", "create", "--wait", "lab-3.eu"}));
+  EXPECT_EQ(ran(lab.handle(lab_ask({"create", "fast"}, "lab-3.eu"))).args,
+            (std::vector<std::string>{"lab", "create", "--", "fast", "lab-3.eu"}));
   EXPECT_EQ(ran(lab.handle(lab_ask({"delete"}, "lab-3.eu"))).args,
-            (std::vector<std::string>{"lab", "delete", "lab-3.eu"}));
+            (std::vector<std::string>{"lab", "delete", "--", "lab-3.eu"}));
 }
 
 TEST_F(LabOp, RefusesAnotherSubcommand) {

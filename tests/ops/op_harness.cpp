@@ -1,5 +1,6 @@
 #include "op_harness.hpp"
 
+#include <sandbox_host/host/broker/host_command.hpp>
 #include <sandbox_host/strings.hpp>
 
 #include <sys/stat.h>
@@ -48,6 +49,22 @@ void set_code(void *ctx, int32_t code) noexcept {
   static_cast<ReplyState *>(ctx)->outcome->code = code;
 }
 
+int32_t execute(const sandbox_host::HostCommand &command, Outcome &outcome,
+                sh_writer *error) noexcept {
+  sandbox_host::broker::CommandIo io;
+  io.out = [&](std::string_view bytes) { outcome.out.append(bytes); };
+  io.err = [&](std::string_view bytes) { outcome.err.append(bytes); };
+  try {
+    const auto result = sandbox_host::broker::run_host_command(command, io);
+    outcome.code = result.code;
+    if (result.error.empty()) return SH_OK;
+    sandbox_host::write(error, result.error);
+  } catch (const std::exception &e) {
+    sandbox_host::write(error, e.what());
+  }
+  return SH_ERROR;
+}
+
 int32_t run(void *ctx, const sh_host_command *raw, sh_writer *error) noexcept {
   auto *state = static_cast<ReplyState *>(ctx);
   sandbox_host::HostCommand command;
@@ -58,7 +75,8 @@ int32_t run(void *ctx, const sh_host_command *raw, sh_writer *error) noexcept {
   command.cwd = sandbox_host::to_view(raw->cwd);
   command.cwd_of_requester = raw->cwd_of_requester != 0;
   command.timeout = std::chrono::milliseconds(raw->timeout_ms);
-  state->outcome->runs.push_back(std::move(command));
+  state->outcome->runs.push_back(command);
+  if (state->call->execute) return execute(command, *state->outcome, error);
   if (state->call->run_status != SH_OK) sandbox_host::write(error, state->call->run_error);
   return state->call->run_status;
 }

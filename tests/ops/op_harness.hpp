@@ -1,6 +1,8 @@
 // Loads a real op module the way the host does and calls its handle() with a reply whose
-// runner only records the command it is asked to run: what an operator checks of an op is
-// the command it builds, not the host's runner, which has tests of its own.
+// runner records the command it is asked to run: what an operator checks of an op is the
+// command it builds, not the host's runner, which has tests of its own. Where what the
+// command itself receives is the point, the runner also runs it, with the broker's own
+// runner (Call::execute).
 #pragma once
 
 #include <sandbox_host/abi.h>
@@ -25,6 +27,9 @@ struct Call {
   int requester_pid = 4242;
   int requester_pidfd = -1;
   bool streaming = false;
+  // Run the command for real, its out, err and code the outcome's; otherwise only record
+  // it and answer run_status.
+  bool execute = false;
   int32_t run_status = SH_OK;
   std::string run_error;
 };

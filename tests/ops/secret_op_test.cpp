@@ -31,8 +31,8 @@ TEST_F(SecretOp, ItsMarksWinOverTheOperatorsAndTheRequesters) {
 
 TEST_F(SecretOp, RefusesAnArgumentTheOperatorsPatternDoesNot) {
   Op secret("secret", with_command({{"arg_pattern", {"^[a-z]+$"}}}));
-  EXPECT_EQ(refusal_of(secret.handle(ask({"get", "--x;"}))),
-            "secret: argument 2 (\"--x;\") does not match arg_pattern ^[a-z]+$");
+  EXPECT_EQ(refusal_of(secret.handle(ask({"get", "x;"}))),
+            "secret: argument 2 (\"x;\") does not match arg_pattern ^[a-z]+$");
 }
 
 TEST_F(SecretOp, PassesItsInputWhenTheOperatorAllowsIt) {

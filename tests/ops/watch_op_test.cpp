@@ -19,7 +19,7 @@ TEST_F(WatchOp, RunsForAsLongAsItsRequesterByDefault) {
   call.request.stream = true;
   call.streaming = true;
   const auto command = ran(watch.handle(call));
-  EXPECT_EQ(command.args, (std::vector<std::string>{"watch", "installations"}));
+  EXPECT_EQ(command.args, (std::vector<std::string>{"watch", "--", "installations"}));
   EXPECT_EQ(command.timeout, std::chrono::milliseconds(0));
   EXPECT_EQ(command.env, base_env());
 }

@@ -427,7 +427,7 @@ TEST(Config, RequesterEnvNamesVariables) {
   EXPECT_EQ(error_of(head + "requester_env = [\"HOME\", 1]\n"),
             ":4: ops.secret.requester_env[1]: must be a string (environment variable names), not "
             "an integer");
-  EXPECT_EQ(error_of(head + "requester_env = [\n  \"HOME\",\n  \"MY-VAR\",\n]\n"),
+  EXPECT_EQ(error_of(head + "requester_env = [\n  \"TERM\",\n  \"MY-VAR\",\n]\n"),
             ":6: ops.secret.requester_env[1]: \"MY-VAR\" is not an environment variable name; "
             "allowed: A-Z, a-z, 0-9 and _, not starting with a digit");
   EXPECT_EQ(error_of(head + "requester_env = [\"1PASSWORD\"]\n"),
@@ -445,6 +445,72 @@ TEST(Config, RequesterEnvNamesVariables) {
   const OpSettings &secret = config.op_settings.at("secret");
   EXPECT_TRUE(secret.requester_env.empty());
   EXPECT_TRUE(secret.entries.empty());
+}
+
+TEST(Config, RequesterEnvRefusesVariablesThatChangeHowTheCommandRuns) {
+  const std::string head = "[ops]\nenabled = [\"secret\"]\n[ops.secret]\n";
+  const std::string data = "; name only variables that carry data to the command";
+  const std::string loader = ": the dynamic loader reads it and can load code into the command";
+  const std::string libc = ": the C library reads it to load modules or data, or to tune itself";
+  const std::string broker = ": the broker sets it for the command itself";
+  const std::string shell = ": a shell reads it to run code or to change how it parses a script";
+  const std::string interpreter = ": an interpreter reads it to load code or take options";
+  const std::string git = ": git reads it as configuration, and some run commands";
+  const std::map<std::string, std::string> refused = {
+      {"LD_PRELOAD", ", as every LD_* is" + loader},
+      {"LD_LIBRARY_PATH", ", as every LD_* is" + loader},
+      {"LD_AUDIT", ", as every LD_* is" + loader},
+      {"DYLD_INSERT_LIBRARIES", ", as every DYLD_* is" + loader},
+      {"GCONV_PATH", libc},
+      {"LOCPATH", libc},
+      {"NLSPATH", libc},
+      {"MALLOC_ARENA_MAX", ", as every MALLOC_* is" + libc},
+      {"GLIBC_TUNABLES", libc},
+      {"PATH", broker},
+      {"HOME", broker},
+      {"LANG", broker},
+      {"BASH_ENV", shell},
+      {"ENV", shell},
+      {"SHELLOPTS", shell},
+      {"BASHOPTS", shell},
+      {"PS4", shell},
+      {"IFS", shell},
+      {"CDPATH", shell},
+      {"BASH_FUNC_ls", ", as every BASH_FUNC_* is" + shell},
+      {"PYTHONPATH", interpreter},
+      {"PYTHONSTARTUP", interpreter},
+      {"PYTHONHOME", interpreter},
+      {"PERL5LIB", interpreter},
+      {"PERL5OPT", interpreter},
+      {"PERLLIB", interpreter},
+      {"RUBYOPT", interpreter},
+      {"RUBYLIB", interpreter},
+      {"NODE_OPTIONS", interpreter},
+      {"NODE_PATH", interpreter},
+      {"JAVA_TOOL_OPTIONS", interpreter},
+      {"_JAVA_OPTIONS", interpreter},
+      {"GIT_SSH_COMMAND", ", as every GIT_* is" + git},
+      {"GIT_CONFIG_COUNT", ", as every GIT_* is" + git},
+      {"GIT_DIR", ", as every GIT_* is" + git},
+  };
+  for (const auto &[name, why] : refused) {
+    EXPECT_EQ(error_of(head + "requester_env = [\"" + name + "\"]\n"),
+              ":4: ops.secret.requester_env[0]: \"" + name + "\" is refused" + why + data);
+  }
+  // Named by its index, at its own line, after names that are taken.
+  EXPECT_EQ(error_of(head + "requester_env = [\n  \"SOPS_AGE_KEY_FILE\",\n  \"LD_PRELOAD\",\n]\n"),
+            ":6: ops.secret.requester_env[1]: \"LD_PRELOAD\" is refused, as every LD_* is" +
+                loader + data);
+
+  // Data variables are taken, those that only share a start with a refused one too.
+  TempFile file(head +
+                    "requester_env = [\"SOPS_AGE_KEY_FILE\", \"ALL_PROXY\", \"all_proxy\", "
+                    "\"LDAP_URI\", \"GITHUB_TOKEN\", \"ENVIRONMENT\", \"PATH_INFO\"]\n",
+                "config.toml");
+  const Config config = load_config(file.path());
+  EXPECT_EQ(config.op_settings.at("secret").requester_env,
+            (std::vector<std::string>{"SOPS_AGE_KEY_FILE", "ALL_PROXY", "all_proxy", "LDAP_URI",
+                                      "GITHUB_TOKEN", "ENVIRONMENT", "PATH_INFO"}));
 }
 
 // ---- [egress] ----------------------------------------------------------------------------

@@ -70,6 +70,77 @@ bool valid_env_name(std::string_view name) {
                      [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
 }
 
+// A variable requester_env refuses, by its name or, ending in "*", the prefix of its names.
+struct RefusedEnvName {
+  std::string_view name;
+  std::string_view why;
+};
+
+// Variables that change how a host command, or the loader, shell or interpreter it runs
+// under, behaves rather than carrying data to it: through requester_env a sandboxed
+// requester would choose their values. No list of them can be complete.
+constexpr std::string_view kLoader =
+    "the dynamic loader reads it and can load code into the command";
+constexpr std::string_view kLibc =
+    "the C library reads it to load modules or data, or to tune itself";
+constexpr std::string_view kBroker = "the broker sets it for the command itself";
+constexpr std::string_view kShell =
+    "a shell reads it to run code or to change how it parses a script";
+constexpr std::string_view kInterpreter = "an interpreter reads it to load code or take options";
+constexpr std::string_view kGit = "git reads it as configuration, and some run commands";
+constexpr auto kRefusedRequesterEnv = std::to_array<RefusedEnvName>({
+    // ld.so's LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT...; dyld's on macOS (seatbelt).
+    {"LD_*", kLoader},
+    {"DYLD_*", kLoader},
+    // glibc: gconv modules are shared objects; locale and message data; malloc's tunables.
+    {"GCONV_PATH", kLibc},
+    {"LOCPATH", kLibc},
+    {"NLSPATH", kLibc},
+    {"MALLOC_*", kLibc},
+    {"GLIBC_TUNABLES", kLibc},
+    // CommandRules sets them before the requester's variables, which would replace them.
+    {"PATH", kBroker},
+    {"HOME", kBroker},
+    {"LANG", kBroker},
+    // sh and bash startup files, options, tracing, word splitting, cd, exported functions.
+    {"BASH_ENV", kShell},
+    {"ENV", kShell},
+    {"SHELLOPTS", kShell},
+    {"BASHOPTS", kShell},
+    {"PS4", kShell},
+    {"IFS", kShell},
+    {"CDPATH", kShell},
+    {"BASH_FUNC_*", kShell},
+    // Module paths, startup files and option variables of Python, Perl, Ruby, Node and Java.
+    {"PYTHONPATH", kInterpreter},
+    {"PYTHONSTARTUP", kInterpreter},
+    {"PYTHONHOME", kInterpreter},
+    {"PERL5LIB", kInterpreter},
+    {"PERL5OPT", kInterpreter},
+    {"PERLLIB", kInterpreter},
+    {"RUBYOPT", kInterpreter},
+    {"RUBYLIB", kInterpreter},
+    {"NODE_OPTIONS", kInterpreter},
+    {"NODE_PATH", kInterpreter},
+    {"JAVA_TOOL_OPTIONS", kInterpreter},
+    {"_JAVA_OPTIONS", kInterpreter},
+    // Every GIT_*: GIT_SSH_COMMAND, GIT_CONFIG_*, GIT_EXEC_PATH run commands, the rest
+    // redirect its repository, configuration or hooks.
+    {"GIT_*", kGit},
+});
+
+// The entry of kRefusedRequesterEnv that refuses name, if any.
+const RefusedEnvName *refused_requester_env(std::string_view name) {
+  for (const auto &refused : kRefusedRequesterEnv) {
+    const bool prefix = refused.name.ends_with('*');
+    if (prefix ? name.starts_with(refused.name.substr(0, refused.name.size() - 1))
+               : name == refused.name) {
+      return &refused;
+    }
+  }
+  return nullptr;
+}
+
 // A key of an [ops.<name>] table: 1 or more of a-z, 0-9, _ and -.
 bool valid_op_key(std::string_view key) {
   return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
@@ -183,8 +254,10 @@ class Reader {
     return out;
   }
 
-  // Environment variable names; a bad one is named by its index, at its own line.
-  std::vector<std::string> env_names(const toml::node &node, const std::string &key) const {
+  // requester_env's variable names; a bad or refused one is named by its index, at its own
+  // line.
+  std::vector<std::string> requester_env_names(const toml::node &node,
+                                               const std::string &key) const {
     auto names = strings(node, key, "environment variable names");
     const auto &array = *node.as_array();
     for (size_t i = 0; i < names.size(); ++i) {
@@ -193,6 +266,14 @@ class Reader {
              "\"" + names[i] +
                  "\" is not an environment variable name; allowed: A-Z, a-z, 0-9 and _, not "
                  "starting with a digit");
+      }
+      if (const auto *refused = refused_requester_env(names[i])) {
+        fail(array.get(i)->source(), key + "[" + std::to_string(i) + "]",
+             "\"" + names[i] + "\" is refused" +
+                 (refused->name.ends_with('*') ? ", as every " + std::string(refused->name) + " is"
+                                               : std::string()) +
+                 ": " + std::string(refused->why) +
+                 "; name only variables that carry data to the command");
       }
     }
     return names;
@@ -344,7 +425,7 @@ OpSettings read_op(const Reader &r, const toml::table &t, const std::string &pre
     std::string name(key->str());
     std::string dotted = prefix + "." + key_part(name);
     if (name == "requester_env") {
-      op.requester_env = r.env_names(*node, dotted);
+      op.requester_env = r.requester_env_names(*node, dotted);
     } else if (!valid_op_key(name)) {
       r.fail(key->source(), dotted,
              "\"" + name + "\" is not a key of an operation; allowed: a-z, 0-9, _ and -");

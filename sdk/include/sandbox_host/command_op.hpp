@@ -6,7 +6,7 @@
 //   command = "/usr/local/bin/beekeeper"
 //   args = ["agents"]
 //   subcommands = ["start", "wake"]
-//   arg_pattern = "^[a-z0-9-]+$"
+//   arg_pattern = "^[a-z0-9-]+$"        # and no leading "-" without allow_options = true
 //   requester_env = ["AGENT_PROFILE"]   # read by the host, handed over as Requester::env
 //
 //   class AgentsOp final : public sandbox_host::CommandOp {
@@ -14,6 +14,8 @@
 //     explicit AgentsOp(const sandbox_host::HostInfo &host)
 //         : CommandOp(host, {.defaults = {.subcommands = {"start", "wake", "resume"}}}) {}
 //   };
+//
+// A request for `agents start reviewer` runs `beekeeper agents start -- reviewer`.
 #pragma once
 
 #include <sandbox_host/module.hpp>
@@ -22,6 +24,7 @@
 #include <charconv>
 #include <chrono>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +65,17 @@ inline std::string in_quotes(std::string_view text) {
   return out + "\"";
 }
 
+// Text a requester wrote, as a refusal quotes it: in_quotes() of its first 64 bytes (cut on
+// a UTF-8 character's boundary), then its length when there was more, so that a refusal
+// never echoes a huge argument.
+inline std::string in_quotes_cut(std::string_view text) {
+  static constexpr std::size_t kMost = 64;
+  if (text.size() <= kMost) return in_quotes(text);
+  std::size_t cut = kMost;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  return in_quotes(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 // [A-Za-z_][A-Za-z0-9_]*: a name every shell and execve() caller agrees on.
 inline bool is_variable_name(std::string_view name) {
   if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
@@ -92,6 +106,11 @@ struct CommandDefaults {
   std::vector<std::string> subcommands{};
   // Without a `timeout_ms` key; zero: none.
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  // Without an `end_of_options` key (and with allow_options false): whether "--" goes
+  // before the requester's arguments. False for a command whose first requester argument
+  // is a subcommand of its own that the op does not list: a parser that finds subcommands
+  // (Cobra's) stops looking at "--".
+  bool end_of_options = true;
 };
 
 // The operator's rules for an op that runs one command: which command, with which fixed
@@ -104,29 +123,55 @@ class CommandRules {
   template <std::convertible_to<std::string_view>... Extra>
   static CommandRules from(const OpConfig &config, const CommandDefaults &defaults = {},
                            Extra... extra_keys) {
-    config.allow_only({"command", "args", "subcommands", "arg_pattern", "max_args", "max_arg_bytes",
-                       "env", "path", "cwd", "timeout_ms", "input",
-                       std::string_view(extra_keys)...});
+    config.allow_only({"command", "args", "subcommands", "arg_pattern", "allow_options",
+                       "end_of_options", "max_args", "max_arg_bytes", "env", "path", "cwd",
+                       "timeout_ms", "input", std::string_view(extra_keys)...});
     return CommandRules(config, defaults);
   }
 
   const std::string &op() const noexcept { return op_; }
 
-  // The command for one request: the fixed arguments, then the request's. Its environment
-  // is PATH, HOME and LANG, then the requester's selected variables, then the operator's
-  // env, then extra_env (the op's own), each later one replacing an earlier one of the same
-  // name; nothing else of the broker's environment. Throws refusal() for a request the
-  // rules do not allow.
+  // The command for one request. Its arguments: the fixed ones, the request's subcommand
+  // (when the op has a list), the op's options, "--" (end_of_options) when requester
+  // arguments follow, the request's other arguments, then the op's operands; options and
+  // operands are what the op made of the request's other fields. Its environment is PATH,
+  // HOME and LANG, then the requester's selected variables, then the operator's env, then
+  // extra_env (the op's own), each later one replacing an earlier one of the same name;
+  // nothing else of the broker's environment. Throws refusal() for a request the rules do
+  // not allow.
   HostCommand command_for(const Request &request, const Requester &requester,
-                          const std::vector<std::string> &extra_env) const {
+                          const std::vector<std::string> &extra_env,
+                          const std::vector<std::string> &options = {},
+                          const std::vector<std::string> &operands = {}) const {
+    check(request);
+    return build(request, requester, extra_env, options, operands);
+  }
+
+ private:
+  friend class CommandOp;
+
+  void check(const Request &request) const {
     check_args(request.args);
     if (!input_ && !request.input.empty()) {
       throw refusal(op_, "takes no input (ops." + op_ + ".input is false)");
     }
+  }
+
+  HostCommand build(const Request &request, const Requester &requester,
+                    const std::vector<std::string> &extra_env,
+                    const std::vector<std::string> &options,
+                    const std::vector<std::string> &operands) const {
     HostCommand command;
     command.path = command_;
     command.args = args_;
-    command.args.insert(command.args.end(), request.args.begin(), request.args.end());
+    auto rest = request.args.begin();
+    if (!subcommands_.empty()) command.args.push_back(*rest++);  // check() saw one
+    command.args.insert(command.args.end(), options.begin(), options.end());
+    if (end_of_options_ && (rest != request.args.end() || !operands.empty())) {
+      command.args.push_back("--");
+    }
+    command.args.insert(command.args.end(), rest, request.args.end());
+    command.args.insert(command.args.end(), operands.begin(), operands.end());
     command.env = {"PATH=" + path_};
     if (!home_.empty()) command.env.push_back("HOME=" + home_);
     command.env.push_back("LANG=C.UTF-8");
@@ -140,7 +185,6 @@ class CommandRules {
     return command;
   }
 
- private:
   CommandRules(const OpConfig &config, const CommandDefaults &defaults)
       : op_(config.op()),
         command_(executable(config)),
@@ -154,7 +198,12 @@ class CommandRules {
         home_(broker_home()),
         timeout_(whole_number(config, "timeout_ms", static_cast<uint64_t>(defaults.timeout.count()),
                               0, 86'400'000)),
-        input_(flag(config, "input", false)) {
+        input_(flag(config, "input", false)),
+        allow_options_(flag(config, "allow_options", false)),
+        // Allowed options come before "--" or they would be operands; say both to get
+        // operands that start with "-".
+        end_of_options_(
+            flag(config, "end_of_options", !allow_options_ && defaults.end_of_options)) {
     if (auto pattern = config.value("arg_pattern")) {
       try {
         arg_pattern_ = request_regex(*pattern);
@@ -271,12 +320,21 @@ class CommandRules {
         throw refusal(op_, which + " is " + std::to_string(arg.size()) +
                                " bytes, more than max_arg_bytes " + std::to_string(max_arg_bytes_));
       }
-      if (i == 0 && !subcommands_.empty() && !is_subcommand(arg)) {
-        throw refusal(op_, in_quotes(arg) +
+      const bool subcommand = i == 0 && !subcommands_.empty();
+      if (subcommand && !is_subcommand(arg)) {
+        throw refusal(op_, in_quotes_cut(arg) +
                                " is not an allowed subcommand; allowed: " + allowed_subcommands());
       }
+      // "-" alone too: many commands read it as their stdin. An arg_pattern that matches an
+      // option does not allow it: a pattern written for the characters of names would.
+      if (!subcommand && !allow_options_ && arg.starts_with('-')) {
+        throw refusal(op_, which + " (" + in_quotes_cut(arg) +
+                               ") starts with \"-\", which the command would read as an option; "
+                               "ops." +
+                               op_ + ".allow_options = true allows options");
+      }
       if (arg_pattern_ && !std::regex_match(arg, *arg_pattern_)) {
-        throw refusal(op_, which + " (" + in_quotes(arg) + ") does not match arg_pattern " +
+        throw refusal(op_, which + " (" + in_quotes_cut(arg) + ") does not match arg_pattern " +
                                arg_pattern_text_);
       }
     }
@@ -306,6 +364,8 @@ class CommandRules {
   std::string home_;
   std::chrono::milliseconds timeout_;
   bool input_;
+  bool allow_options_;
+  bool end_of_options_;
   std::optional<std::regex> arg_pattern_;
   std::string arg_pattern_text_;
   std::string cwd_;
@@ -321,8 +381,11 @@ struct CommandBehaviour {
   // Refuse a request that does not stream: for a command that runs as long as its
   // requester holds the request.
   bool streams_only = false;
-  // Arguments after the request's, made from the request's other fields; throws
+  // Options the op passes before "--", made from the request's other fields; throws
   // refusal() for fields it cannot take.
+  std::function<std::vector<std::string>(const Request &)> option_args{};
+  // Operands after the request's arguments, made the same way; they must not start with
+  // "-" when end_of_options is off.
   std::function<std::vector<std::string>(const Request &)> extra_args{};
 };
 
@@ -343,11 +406,12 @@ class CommandOp : public BrokerOp {
     if (behaviour_.streams_only && !reply.streaming()) {
       throw refusal(rules_.op(), "streams only; ask with stream: true (sandbox-host ask --stream)");
     }
-    HostCommand command = rules_.command_for(request, requester, behaviour_.env);
-    if (behaviour_.extra_args) {
-      for (auto &arg : behaviour_.extra_args(request)) command.args.push_back(std::move(arg));
-    }
-    reply.run(command);
+    rules_.check(request);
+    const auto made = [&](const auto &make) {
+      return make ? make(request) : std::vector<std::string>{};
+    };
+    reply.run(rules_.build(request, requester, behaviour_.env, made(behaviour_.option_args),
+                           made(behaviour_.extra_args)));
   }
 
  private:
