@@ -467,6 +467,22 @@ TEST_P(LandlockEscape, KernelAttackSurfaceIsFiltered) {
   }
 }
 
+// A persona is inherited across execve(): ADDR_NO_RANDOMIZE would turn ASLR off, and
+// READ_IMPLIES_EXEC make readable memory executable, for everything the plugin runs. The
+// query must still answer (and show the persona unchanged).
+TEST_P(LandlockEscape, PersonalitiesThatWeakenItsChildrenAreRefused) {
+  EXPECT_EQ(attempt({"personality"}).verdict,
+            "DENIED no_randomize=EPERM read_implies_exec=EPERM high=EPERM query=0");
+}
+
+TEST_P(LandlockEscape, TheLdtIsOutOfReach) {
+#if defined(__x86_64__)
+  EXPECT_TRUE(DeniedWith(attempt({"modify-ldt"}), "EPERM"));
+#else
+  GTEST_SKIP() << "modify_ldt exists on x86 only";
+#endif
+}
+
 // SocketDir and TmpDir are plain host directories here (no nosuid mount in between): a
 // setuid program left there would work on the host. Only the filter stands in the way.
 TEST_P(LandlockEscape, NoSetuidProgramCanBeLeftOnTheHost) {

@@ -292,6 +292,22 @@ TEST_P(NamespacesEscape, KernelAttackSurfaceIsFiltered) {
   }
 }
 
+// A persona is inherited across execve(): ADDR_NO_RANDOMIZE would turn ASLR off, and
+// READ_IMPLIES_EXEC make readable memory executable, for everything the plugin runs. The
+// query must still answer (and show the persona unchanged).
+TEST_P(NamespacesEscape, PersonalitiesThatWeakenItsChildrenAreRefused) {
+  EXPECT_EQ(attempt({"personality"}).verdict,
+            "DENIED no_randomize=EPERM read_implies_exec=EPERM high=EPERM query=0");
+}
+
+TEST_P(NamespacesEscape, TheLdtIsOutOfReach) {
+#if defined(__x86_64__)
+  EXPECT_TRUE(DeniedWith(attempt({"modify-ldt"}), "EPERM"));
+#else
+  GTEST_SKIP() << "modify_ldt exists on x86 only";
+#endif
+}
+
 TEST_P(NamespacesEscape, SocketDirAndTmpDirIgnoreSetuidBits) {
   for (const fs::path &dir : {socket_dir(), tmp_dir()}) {
     Attempt a = attempt({"chmod-exec-setuid", dir.string()});

@@ -13,12 +13,15 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sandbox_host::backends {
 namespace {
@@ -56,12 +59,20 @@ constexpr DeniedSyscall kDenied[] = {
     {"swapoff", "host-wide swap"},
     {"reboot", "host-wide"},
     {"syslog", "the kernel log leaks addresses and host activity"},
+    // x86 only (no such call elsewhere): a long line of kernel bugs behind a call that only
+    // 16-bit and Wine-style segment code needs; Docker's and Chromium's filters refuse it too.
+    {"modify_ldt", "per-process segment descriptors: a long history of kernel bugs"},
     // Argument filters; see install_seccomp_filter().
     {"clone (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
     {"unshare (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
     {"clone3", "its flags sit in memory a filter cannot read; answered ENOSYS so libc uses clone"},
     {"ioctl (TIOCSTI)", "pushes input into a terminal: keystrokes into the host's shell"},
     {"ioctl (TIOCLINUX)", "reads and pastes a virtual console's contents"},
+    // Neither glibc nor Go's runtime calls personality(2); setarch, linux32 and uname26 set
+    // the harmless values, and every personality is inherited across execve().
+    {"personality (other than 0, 0x8, 0x20000, 0x20008, 0xffffffff)",
+     "ADDR_NO_RANDOMIZE turns ASLR off and READ_IMPLIES_EXEC makes readable memory executable "
+     "for the plugin's children; PER_LINUX, PER_LINUX32, UNAME26 and the query stay allowed"},
     // Files in SocketDir and TmpDir are the host's: nosuid holds inside the sandbox only, so
     // a setuid or setgid bit set here would be honoured on the host (systemd's
     // RestrictSUIDSGID= refuses the same calls).
@@ -87,6 +98,37 @@ void add(scmp_filter_ctx ctx, uint32_t action, int syscall, const char *name, un
   if (syscall == __NR_SCMP_ERROR) return;  // not a system call on this architecture
   int rc = seccomp_rule_add_array(ctx, action, syscall, count, args);
   if (rc != 0) throw SetupError("seccomp", std::string("rule for ") + name + ": " + strerror(-rc));
+}
+
+// personality(2)'s argument is an unsigned int: the kernel reads its low 32 bits only.
+constexpr scmp_datum_t kLowWord = 0xFFFFFFFFu;
+// PER_LINUX (0), PER_LINUX32, UNAME26, both of them, and the query: a word of all ones.
+constexpr scmp_datum_t kHarmlessPersonaBits = scmp_datum_t{PER_LINUX32} | scmp_datum_t{UNAME26};
+
+// Refuses every personality but the harmless ones. A libseccomp rule compares an argument
+// once, so "none of these values" is a union of masked compares, each matching only words
+// outside the harmless set:
+// - another bit set and another bit clear: among the other bits taken in a cycle, a set one
+//   followed by a clear one, which every word with some but not all of them set has;
+// - every other bit set and a harmless bit clear: the words left, but for the query.
+void refuse_other_personalities(scmp_filter_ctx ctx, uint32_t action) {
+  std::vector<scmp_datum_t> other_bits;
+  for (unsigned bit = 0; bit < 32; ++bit) {
+    if ((kHarmlessPersonaBits & (scmp_datum_t{1} << bit)) == 0) {
+      other_bits.push_back(scmp_datum_t{1} << bit);
+    }
+  }
+  for (std::size_t i = 0; i < other_bits.size(); ++i) {
+    const scmp_datum_t set = other_bits[i], clear = other_bits[(i + 1) % other_bits.size()];
+    const scmp_arg_cmp some_but_not_all = SCMP_A0(SCMP_CMP_MASKED_EQ, set | clear, set);
+    add(ctx, action, SCMP_SYS(personality), "personality", 1, &some_but_not_all);
+  }
+  const scmp_datum_t others = kLowWord & ~kHarmlessPersonaBits;
+  for (const scmp_datum_t harmless : {scmp_datum_t{PER_LINUX32}, scmp_datum_t{UNAME26}}) {
+    const scmp_arg_cmp all_but_a_harmless_one =
+        SCMP_A0(SCMP_CMP_MASKED_EQ, others | harmless, others);
+    add(ctx, action, SCMP_SYS(personality), "personality", 1, &all_but_a_harmless_one);
+  }
 }
 
 }  // namespace
@@ -119,6 +161,7 @@ SeccompContext build_default_filter() {
   const scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX);
   add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCSTI", 1, &tiocsti);
   add(ctx.get(), deny, SCMP_SYS(ioctl), "ioctl TIOCLINUX", 1, &tioclinux);
+  refuse_other_personalities(ctx.get(), deny);
 
   // Setuid and setgid bits, each on its own: a rule is one AND of argument comparisons.
   for (const scmp_datum_t bit : {scmp_datum_t{S_ISUID}, scmp_datum_t{S_ISGID}}) {
