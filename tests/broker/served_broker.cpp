@@ -58,6 +58,7 @@ ServedBroker::ServedBroker(BrokerSetup setup) : setup_(std::move(setup)) {
          << (setup_.max_request_bytes != 0
                  ? "max_request_bytes = " + std::to_string(setup_.max_request_bytes) + "\n"
                  : std::string())
+         << setup_.broker_keys << "\n"
          << "[audit]\nformat = \"json\"\npath = \"" << (root_ / "audit.log").string() << "\"\n";
   std::ofstream(root_ / "config.toml") << config.str();
   start();
@@ -70,7 +71,11 @@ ServedBroker::~ServedBroker() {
 }
 
 void ServedBroker::start() {
-  std::vector<std::string> argv = as_user();
+  std::vector<std::string> argv;
+  if (setup_.nofile > 0) {
+    argv = {"/usr/bin/prlimit", "--nofile=" + std::to_string(setup_.nofile), "--"};
+  }
+  for (auto &arg : as_user()) argv.push_back(std::move(arg));
   for (const std::string &arg : {sandbox_host(), std::string("serve"), std::string("--config"),
                                  (root_ / "config.toml").string()}) {
     argv.push_back(arg);
@@ -79,6 +84,10 @@ void ServedBroker::start() {
   if (setup_.socket) {
     argv.push_back("--socket");
     argv.push_back(socket().string() + "=test-sandbox");
+  }
+  for (const auto &label : setup_.more_sockets) {
+    argv.push_back("--socket");
+    argv.push_back(socket(label).string() + "=" + label);
   }
   broker_ = std::make_unique<RunningProcess>(argv);
   // Ready once it answers: bounded, since a broker that never starts fails the test.

@@ -23,8 +23,12 @@ struct BrokerSetup {
   std::string op_tables;  // TOML appended to the config: [ops.<name>] tables; "{root}" is root()
   // Scripts written into root() before the broker starts (name, text), for op_tables.
   std::vector<std::pair<std::string, std::string>> scripts;
-  bool socket = false;  // also serve <root>/broker.sock
-  bool poll = false;    // serve --poll: no inotify, only the scan every tick
+  bool socket = false;  // also serve <root>/broker.sock, labelled test-sandbox
+  // More sockets, <root>/<label>.sock each, labelled <label>.
+  std::vector<std::string> more_sockets;
+  std::string broker_keys;  // TOML lines appended to the [broker] table
+  int nofile = 0;           // the broker's RLIMIT_NOFILE, soft and hard; 0: inherited
+  bool poll = false;        // serve --poll: no inotify, only the scan every tick
   // The spool inside <root>/sandbox, which a sandbox gets as its socket directory.
   bool spool_in_sandbox_dir = false;
 };
@@ -47,6 +51,7 @@ class ServedBroker {
   const std::filesystem::path &root() const noexcept { return root_; }
   std::filesystem::path spool() const { return state_ / "spool"; }
   std::filesystem::path socket() const { return root_ / "broker.sock"; }
+  std::filesystem::path socket(const std::string &label) const { return root_ / (label + ".sock"); }
   std::filesystem::path sandbox_dir() const { return root_ / "sandbox"; }
   const UnprivilegedInstall &install() const noexcept { return install_; }
   std::string sandbox_host() const { return install_.sandbox_host(); }

@@ -88,9 +88,14 @@ TEST_P(Spool, RefusesARequestNobodyHolds) {
 
 TEST_P(Spool, RefusesARequestTwoProcessesHoldAfterAFork) {
   const auto error = refusal(broker_.spool_client("forked"));
-  EXPECT_NE(error.find("the request is held open by 2 processes (pids "), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("the request is held open by 2 processes; "), std::string::npos) << error;
   EXPECT_NE(error.find("it must be held by the one process that asks"), std::string::npos) << error;
+  // The holders' host pids go to the operator's audit, never to the requester.
+  EXPECT_EQ(error.find_first_of("0123456789", error.find("processes;")), std::string::npos)
+      << error;
+  const auto records = broker_.audit(1);
+  ASSERT_FALSE(records.empty());
+  EXPECT_NE(records.back().at("attempted").find("(pids "), std::string::npos);
   expect_spool_empty();
 }
 

@@ -4,6 +4,7 @@
 //   args ["throw-other"]  throws something that is no std::exception
 //   args ["fail", N]      writes to err and sets the code N
 //   args ["stream", N]    streams N lines, 50 ms apart, or until its requester is gone
+//   args ["big", N]       answers N bytes of "x", in frames of 16 KiB
 #include <sandbox_host/module.hpp>
 
 #include <chrono>
@@ -23,6 +24,10 @@ class WhoamiOp final : public sandbox_host::BrokerOp {
     if (first == "fail") {
       reply.err("whoami: failing as asked\n");
       reply.code(std::stoi(request.args.at(1)));
+      return;
+    }
+    if (first == "big") {
+      reply.out(std::string(std::stoul(request.args.at(1)), 'x'));
       return;
     }
     if (first == "stream") {

@@ -304,10 +304,12 @@ TEST(Config, BrokerStateDirIdentityAndUnknownKeys) {
             ":2: broker.identity: \"Lock\" is not an identity; allowed: \"lock\", \"scan\"");
   EXPECT_EQ(error_of("[broker]\ntick_ms = 100\ntick = 100\n"),
             ":3: broker.tick: unknown key; allowed: state_dir, tick_ms, max_request_bytes, "
-            "max_reply_bytes, max_concurrent, identity");
+            "max_reply_bytes, max_concurrent, max_per_requester, max_queued, reply_timeout_ms, "
+            "identity");
   EXPECT_EQ(error_of("[broker.spool]\ndir = \"/x\"\n"),
             ":1: broker.spool: unknown key; allowed: state_dir, tick_ms, max_request_bytes, "
-            "max_reply_bytes, max_concurrent, identity");
+            "max_reply_bytes, max_concurrent, max_per_requester, max_queued, reply_timeout_ms, "
+            "identity");
 }
 
 TEST(Config, OpTablesKeepTheFileOrderAsText) {

@@ -171,7 +171,7 @@ std::string answer(const Operations &operations, const Request &request, const A
   const auto found = operations.find(request.op);
   if (found == operations.end()) {
     std::string error =
-        "unknown operation \"" + request.op + "\"; operations: " + operation_names(operations);
+        "unknown operation " + echo(request.op) + "; operations: " + operation_names(operations);
     refuse(conversation, error);
     return error;
   }
@@ -182,9 +182,10 @@ std::string answer(const Operations &operations, const Request &request, const A
     where = origin(settings.proc_dir, asker.pid, op.requester_env);
     in_sandbox = sandboxed(settings.proc_dir, asker.pid);
   } catch (const std::exception &e) {
-    std::string error = std::string("cannot read the requester: ") + e.what();
+    // The reason names the requester's host pid, which a sandbox may not see.
+    const std::string error = "cannot read the requester's working directory or namespace";
     refuse(conversation, error);
-    return error;
+    return error + " (" + e.what() + ")";
   }
   // What was read belongs to the pinned process only if it still runs now.
   if (!running(asker.pidfd.get())) {

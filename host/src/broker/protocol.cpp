@@ -1,4 +1,5 @@
 #include <sandbox_host/host/broker/protocol.hpp>
+#include <sandbox_host/host/text_escape.hpp>
 
 #include <Poco/Base64Decoder.h>
 #include <Poco/Base64Encoder.h>
@@ -170,7 +171,8 @@ Object::Ptr parse_object(std::string_view json, const char *what) {
     Poco::JSON::Parser parser;
     parsed = parser.parse(std::string(json));
   } catch (const Poco::Exception &e) {
-    throw RequestError(std::string(what) + " is not valid JSON: " + e.displayText());
+    // Poco's message quotes the byte it stopped at, which is the requester's.
+    throw RequestError(std::string(what) + " is not valid JSON: " + echo(e.displayText(), 200));
   }
   if (parsed.type() != typeid(Object::Ptr)) {
     throw RequestError(std::string(what) + " must be a JSON object, not " + type_name(parsed));
@@ -179,6 +181,18 @@ Object::Ptr parse_object(std::string_view json, const char *what) {
 }
 
 }  // namespace
+
+std::string echo(std::string_view text, std::size_t max) {
+  std::string shown = "\"";
+  // A quote inside would seem to end the echo; it is escaped like the rest.
+  for (char c : escape_text(text.substr(0, max)))
+    shown += c == '"' ? std::string("\\x22") : std::string(1, c);
+  return shown + (text.size() > max ? "\"..." : "\"");
+}
+
+std::string quoted_prefix(std::string_view text, std::size_t max) {
+  return "\"" + std::string(text.substr(0, max)) + (text.size() > max ? "\"..." : "\"");
+}
 
 Request parse_request(std::string_view json, std::size_t max_bytes) {
   if (json.size() > max_bytes) {
@@ -192,8 +206,8 @@ Request parse_request(std::string_view json, std::size_t max_bytes) {
                                                     "args", "wait", "resource", "input", "stream"};
   for (const auto &name : object->getNames()) {
     if (std::find(kFields.begin(), kFields.end(), name) == kFields.end()) {
-      throw RequestError("unknown field \"" + name +
-                         "\"; fields: op, unit, slice, max, swap, args, wait, resource, input, "
+      throw RequestError("unknown field " + echo(name) +
+                         "; fields: op, unit, slice, max, swap, args, wait, resource, input, "
                          "stream");
     }
   }
@@ -201,6 +215,11 @@ Request parse_request(std::string_view json, std::size_t max_bytes) {
   Request request;
   request.op = string_field(*object, "op");
   if (request.op.empty()) throw RequestError("field \"op\" is empty");
+  if (request.op.size() > kMaxOpName) {
+    throw RequestError("field \"op\" is " + std::to_string(request.op.size()) +
+                       " bytes long; an operation's name has at most " +
+                       std::to_string(kMaxOpName) + " (it starts " + echo(request.op) + ")");
+  }
   for (auto [name, target] : {std::pair{"unit", &request.unit},
                               {"slice", &request.slice},
                               {"max", &request.max},

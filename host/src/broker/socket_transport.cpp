@@ -23,22 +23,24 @@ namespace {
   throw std::system_error(error, std::generic_category(), what);
 }
 
-// How long an accepted connection may take to send its request.
-constexpr int kRequestTimeoutMs = 5000;
-
 class SocketConversation final : public Conversation {
  public:
   SocketConversation(int fd, const Serving &serving) : fd_(fd), serving_(serving) {}
   bool send(std::string_view frame) override {
+    const auto deadline = std::chrono::steady_clock::now() + serving_.call.reply_timeout;
     for (;;) {
       const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n == static_cast<ssize_t>(frame.size())) return true;
       if (n < 0 && errno == EINTR) continue;
       if (n >= 0 || errno != EAGAIN) return false;
-      // A peer that reads slowly holds up its own reply, and only while it is there.
+      // A peer that reads slowly holds up its own reply, only while it is there, and only
+      // until the reply's deadline.
       if (requester_gone() || serving_.call.stop.stop_requested()) return false;
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
       pollfd ready{fd_, POLLOUT, 0};
-      ::poll(&ready, 1, static_cast<int>(serving_.call.tick.count()));
+      ::poll(&ready, 1, static_cast<int>(std::min(left, serving_.call.tick).count()));
     }
   }
   bool requester_gone() override {
@@ -82,32 +84,76 @@ BrokerSocket::~BrokerSocket() {
 }
 
 UniqueFd BrokerSocket::accept() const {
-  return UniqueFd(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  return UniqueFd(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
 }
 
-void answer_connection(UniqueFd connection, const std::string &label, Serving &serving) {
+namespace {
+
+std::string requester_of(const ucred &peer, const std::string &label, const fs::path &proc_dir) {
+  const std::string user = "uid " + std::to_string(peer.uid);
+  if (!label.empty()) return user + " socket " + label;
+  const auto ns = pid_namespace(proc_dir, peer.pid);
+  return user + (ns ? " pid namespace " + std::to_string(*ns) : " pid namespace unknown");
+}
+
+// The peer's pidfd: the kernel's own, taken while the connection is new (a pid read later may
+// have been handed on); before Linux 6.5 one by pid, kept only if that process holds the
+// other end of this very connection, so that a pid reused since the connect cannot stand in
+// for the peer.
+UniqueFd peer_pidfd(int connection, pid_t pid, const fs::path &proc_dir) {
+  int kernel_pidfd = -1;
+  socklen_t size = sizeof kernel_pidfd;
+  if (::getsockopt(connection, SOL_SOCKET, SO_PEERPIDFD, &kernel_pidfd, &size) == 0 &&
+      kernel_pidfd >= 0) {
+    return UniqueFd(kernel_pidfd);
+  }
+  UniqueFd by_pid = open_pidfd(pid);
+  struct stat ours {};
+  const auto peer_inode = unix_peer_inode(connection);
+  if (by_pid && peer_inode && ::fstat(connection, &ours) == 0 &&
+      holds(proc_dir, pid, ours.st_dev, *peer_inode) && running(by_pid.get())) {
+    return by_pid;
+  }
+  return {};
+}
+
+}  // namespace
+
+Connection::Connection(UniqueFd connection, std::string label_, const fs::path &proc_dir)
+    : fd(std::move(connection)),
+      label(std::move(label_)),
+      deadline(std::chrono::steady_clock::now() + kRequestTimeout) {
+  socklen_t size = sizeof peer;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
+    peer = ucred{0, static_cast<uid_t>(-1), static_cast<gid_t>(-1)};
+  } else {
+    pidfd = peer_pidfd(fd.get(), peer.pid, proc_dir);
+  }
+  requester = requester_of(peer, label, proc_dir);
+}
+
+void refuse_connection(Connection connection, const std::string &rule, const std::string &error,
+                       Serving &serving) {
+  for (const std::string &frame : {encode_frame({}), encode_frame({{}, {}, error, 0, true})}) {
+    ::send(connection.fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  const std::string where = "socket request" +
+                            (connection.label.empty() ? "" : " (" + connection.label + ")") +
+                            " from pid " + std::to_string(connection.peer.pid);
+  serving.record_refusal(rule, where, error, connection.label);
+}
+
+void answer_connection(Connection connection, Serving &serving) {
+  const std::string &label = connection.label;
+  const ucred &peer = connection.peer;
   const std::string where = "socket request" + (label.empty() ? "" : " (" + label + ")");
-  SocketConversation conversation(connection.get(), serving);
+  SocketConversation conversation(connection.fd.get(), serving);
   // The empty frame that tells the client its request was taken (see the spool's).
   conversation.send(encode_frame({}));
-  ucred peer{};
-  socklen_t size = sizeof peer;
-  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
-    serving.record_refusal("request-peer", where, "SO_PEERCRED failed", label);
-    return;
-  }
   Asker asker;
   asker.pid = peer.pid;
   asker.uid = peer.uid;
-  int pidfd = -1;
-  size = sizeof pidfd;
-  // The kernel's pidfd names the very process that connected; pidfd_open by pid is the
-  // fallback, checked below like the spool's.
-  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERPIDFD, &pidfd, &size) == 0 && pidfd >= 0) {
-    asker.pidfd.reset(pidfd);
-  } else {
-    asker.pidfd = open_pidfd(peer.pid);
-  }
+  asker.pidfd = std::move(connection.pidfd);
   const std::string from = where + " from pid " + std::to_string(peer.pid);
   auto refuse_with = [&](const std::string &rule, const std::string &error) {
     refuse(conversation, error);
@@ -115,14 +161,9 @@ void answer_connection(UniqueFd connection, const std::string &label, Serving &s
   };
   // The request is read before anything is refused: a socket closed with a message still
   // unread resets the connection, and the peer would get no refusal, only the reset.
-  pollfd ready{connection.get(), POLLIN, 0};
-  if (::poll(&ready, 1, kRequestTimeoutMs) <= 0) {
-    refuse_with("request-timeout",
-                "no request within " + std::to_string(kRequestTimeoutMs) + " ms");
-    return;
-  }
   std::string message(serving.max_request_bytes + 1, '\0');
-  const ssize_t n = ::recv(connection.get(), message.data(), message.size(), MSG_TRUNC);
+  const ssize_t n =
+      ::recv(connection.fd.get(), message.data(), message.size(), MSG_TRUNC | MSG_DONTWAIT);
   if (n <= 0) {
     serving.record_refusal("request-empty", from, "the connection closed without a request", label);
     return;
@@ -133,8 +174,8 @@ void answer_connection(UniqueFd connection, const std::string &label, Serving &s
                                    " only");
     return;
   }
-  if (!asker.pidfd) {
-    refuse_with("request-peer", "the asking process " + std::to_string(peer.pid) + " is gone");
+  if (!asker.pidfd || !running(asker.pidfd.get())) {
+    refuse_with("request-peer", "the asking process is gone");
     return;
   }
   Request request;
@@ -155,7 +196,8 @@ void answer_connection(UniqueFd connection, const std::string &label, Serving &s
   if (refusal.empty()) {
     ++serving.answered;
   } else {
-    serving.record_refusal("op-refused", "op " + request.op + " " + from, refusal, label);
+    serving.record_refusal("op-refused", "op " + quoted_prefix(request.op) + " " + from, refusal,
+                           label);
   }
 }
 

@@ -107,7 +107,10 @@ std::vector<std::string> Spool::scan_all() {
     ::close(fd);
     return ids;
   }
+  struct stat spool {};
+  ::fstat(dir_fd_.get(), &spool);
   while (const dirent *entry = ::readdir(dir)) {
+    if (stuck_.contains({spool.st_dev, entry->d_ino})) continue;
     if (auto id = request_id(entry->d_name)) ids.push_back(std::move(*id));
   }
   ::closedir(dir);
@@ -134,28 +137,54 @@ std::vector<std::string> Spool::arrived(bool scan) {
   return ids;
 }
 
-std::optional<ClaimedRequest> Spool::claim(const std::string &id, std::string &error) {
+Spool::Claim Spool::claim(const std::string &id, ClaimedRequest &claimed, std::string &error) {
   const std::string name = id + std::string(kRequestSuffix);
-  ClaimedRequest claimed{id, {}, {}};
+  claimed = ClaimedRequest{id, {}, {}};
   // O_NONBLOCK: a FIFO planted as a request must not hold the broker up.
   claimed.file.reset(::openat(dir_fd_.get(), name.c_str(),
                               O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!claimed.file) {
-    if (errno == ENOENT) return std::nullopt;
+    if (errno == ENOENT) return Claim::gone;
+    // The request is fine; the broker is short of descriptors. It stays for a later claim.
+    if (errno == EMFILE || errno == ENFILE) return Claim::out_of_descriptors;
     error = errno == ELOOP
                 ? "request " + name + " is a symbolic link"
                 : "cannot open request " + name + ": " + std::system_category().message(errno);
     ::unlinkat(dir_fd_.get(), name.c_str(), 0);
-    return claimed;
+    return Claim::taken;
   }
   if (::fstat(claimed.file.get(), &claimed.status) != 0) {
     error = "cannot stat request " + name;
   }
-  if (::unlinkat(dir_fd_.get(), name.c_str(), 0) != 0) {
-    if (errno == ENOENT) return std::nullopt;
-    error = "cannot take request " + name + ": " + std::system_category().message(errno);
+  if (S_ISDIR(claimed.status.st_mode)) {
+    // Refused as a directory later; here it only has to go, so that no scan finds it again.
+    if (::unlinkat(dir_fd_.get(), name.c_str(), AT_REMOVEDIR) != 0 &&
+        !quarantine(name, claimed.status)) {
+      if (errno == ENOENT) return Claim::gone;
+      error = "cannot remove the directory " + name +
+              " from the spool: " + std::system_category().message(errno) +
+              "; it is left alone from now on";
+    }
+    return Claim::taken;
   }
-  return claimed;
+  if (::unlinkat(dir_fd_.get(), name.c_str(), 0) != 0) {
+    if (errno == ENOENT) return Claim::gone;
+    error = "cannot take request " + name + ": " + std::system_category().message(errno);
+    stuck_.emplace(claimed.status.st_dev, claimed.status.st_ino);
+  }
+  return Claim::taken;
+}
+
+bool Spool::quarantine(const std::string &name, const struct stat &status) {
+  if (::mkdirat(dir_fd_.get(), kQuarantineDir, 0700) != 0 && errno != EEXIST) return false;
+  const std::string target =
+      std::string(kQuarantineDir) + "/" + name + "." + std::to_string(status.st_ino);
+  if (::renameat2(dir_fd_.get(), name.c_str(), dir_fd_.get(), target.c_str(), RENAME_NOREPLACE) ==
+      0) {
+    return true;
+  }
+  stuck_.emplace(status.st_dev, status.st_ino);
+  return false;
 }
 
 UniqueFd Spool::claim_reply(const std::string &id, std::string &error) {
@@ -180,25 +209,51 @@ UniqueFd Spool::claim_reply(const std::string &id, std::string &error) {
   return fifo;
 }
 
-void Spool::collect_garbage(std::chrono::seconds age) {
+std::vector<Spool::Stray> Spool::collect_garbage(std::chrono::seconds age) {
+  std::vector<Stray> strays;
   const int fd = ::openat(dir_fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) return strays;
   DIR *dir = ::fdopendir(fd);
   if (dir == nullptr) {
     ::close(fd);
-    return;
+    return strays;
   }
   const std::time_t cutoff = std::time(nullptr) - age.count();
   while (const dirent *entry = ::readdir(dir)) {
     const std::string_view name = entry->d_name;
-    if (!ends_with(name, kPartialSuffix) && !ends_with(name, kReplySuffix)) continue;
+    if (name == "." || name == ".." || name == kBrokerLockFile || name == kQuarantineDir) continue;
     struct stat status {};
-    if (::fstatat(fd, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) == 0 &&
-        status.st_mtime < cutoff) {
-      ::unlinkat(fd, entry->d_name, 0);
+    if (::fstatat(fd, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0 ||
+        status.st_mtime >= cutoff || stuck_.contains({status.st_dev, status.st_ino})) {
+      continue;
+    }
+    // What killed clients leave behind is cleaned away without a word.
+    const bool client_left =
+        (ends_with(name, kPartialSuffix) && name.front() == '.' && S_ISREG(status.st_mode)) ||
+        (ends_with(name, kReplySuffix) && S_ISFIFO(status.st_mode));
+    // A request waits for the claim, which comes within a tick; one this old is not claimable.
+    if (request_id(name) && !S_ISDIR(status.st_mode)) continue;
+    const char *kind = S_ISDIR(status.st_mode)    ? "a directory"
+                       : S_ISREG(status.st_mode)  ? "a file"
+                       : S_ISLNK(status.st_mode)  ? "a symbolic link"
+                       : S_ISFIFO(status.st_mode) ? "a FIFO"
+                       : S_ISSOCK(status.st_mode) ? "a socket"
+                                                  : "a special file";
+    const std::string what(kind);
+    if (::unlinkat(fd, entry->d_name, S_ISDIR(status.st_mode) ? AT_REMOVEDIR : 0) == 0) {
+      if (!client_left) strays.push_back({std::string(name), "removed " + what});
+    } else if (S_ISDIR(status.st_mode) && quarantine(std::string(name), status)) {
+      strays.push_back({std::string(name), "moved " + what + " that is not empty into " +
+                                               dir_.string() + "/" + kQuarantineDir});
+    } else {
+      stuck_.emplace(status.st_dev, status.st_ino);
+      strays.push_back({std::string(name), "could not remove " + what + " (" +
+                                               std::system_category().message(errno) +
+                                               "); it is left alone from now on"});
     }
   }
   ::closedir(dir);
+  return strays;
 }
 
 }  // namespace sandbox_host::broker

@@ -31,6 +31,7 @@ class FifoConversation final : public Conversation {
   bool send(std::string_view frame) override {
     std::string line(frame);
     line.push_back('\n');
+    const auto deadline = Clock::now() + serving_.call.reply_timeout;
     for (std::size_t at = 0; at < line.size();) {
       const ssize_t n = ::write(fifo_.get(), line.data() + at, line.size() - at);
       if (n > 0) {
@@ -39,10 +40,16 @@ class FifoConversation final : public Conversation {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno != EAGAIN) return false;
-      // A client that reads slowly holds up its own reply, and only while it is there.
+      // A client that reads slowly holds up its own reply, only while it is there, and
+      // only until the reply's deadline.
       if (requester_gone() || serving_.call.stop.stop_requested()) return false;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        gone_ = true;
+        return false;
+      }
       pollfd ready{fifo_.get(), POLLOUT, 0};
-      ::poll(&ready, 1, static_cast<int>(serving_.call.tick.count()));
+      ::poll(&ready, 1, static_cast<int>(std::min(left, serving_.call.tick).count()));
     }
     return true;
   }
@@ -121,7 +128,9 @@ void check_file(const ClaimedRequest &request, const Serving &serving) {
   }
 }
 
-// The one process that holds the request, pinned; throws RequestError otherwise.
+// The one process that holds the request, pinned; throws RequestError otherwise. The
+// refusals name no pid: the asker's host pid is not one a sandbox can see, and a pid in a
+// refusal is what a sandbox would need to aim at a host process. The audit gets them.
 Asker identify(const ClaimedRequest &request, const Serving &serving) {
   const auto &proc = serving.call.proc_dir;
   const dev_t dev = request.status.st_dev;
@@ -140,27 +149,35 @@ Asker identify(const ClaimedRequest &request, const Serving &serving) {
     if (found.empty()) throw RequestError("no process holds the request open");
     if (found.size() > 1) {
       throw RequestError("the request is held open by " + std::to_string(found.size()) +
-                         " processes (pids " + pid_list(found) +
-                         "); it must be held by the one process that asks");
+                             " processes; it must be held by the one process that asks",
+                         "pids " + pid_list(found));
     }
     pid = found.front();
   }
+  const std::string which = "pid " + std::to_string(pid);
   Asker asker;
   asker.pid = pid;
   asker.uid = serving.uid;
   asker.pidfd = open_pidfd(pid);
-  if (!asker.pidfd) throw RequestError("the asking process " + std::to_string(pid) + " is gone");
+  if (!asker.pidfd) throw RequestError("the asking process is gone", which);
   if (process_uid(proc, pid) != serving.uid) {
-    throw RequestError("the asking process " + std::to_string(pid) +
-                       " does not run as the broker's uid " + std::to_string(serving.uid));
+    throw RequestError(
+        "the asking process does not run as the broker's uid " + std::to_string(serving.uid),
+        which);
   }
-  if (serving.identity == BrokerIdentity::scan && !holds(proc, pid, dev, ino)) {
-    // The pid found in the scan may have been reused before the pidfd pinned it.
-    throw RequestError("process " + std::to_string(pid) + " no longer holds the request open");
+  // In either mode the pinned process must hold the file itself. A POSIX lock names the
+  // process that set it but belongs to its descriptor table: a process that shared the
+  // table (clone(CLONE_FILES)) and exited leaves its lock, and its pid, to the others,
+  // and that pid may be any host process's by now.
+  if (!holds(proc, pid, dev, ino)) {
+    throw RequestError(serving.identity == BrokerIdentity::lock
+                           ? "the process that locked the request does not hold it open (it "
+                             "exited and left the lock to a process sharing its descriptors); "
+                             "the process that asks must lock its own request"
+                           : "the process that held the request let go of it",
+                       which);
   }
   if (serving.identity == BrokerIdentity::lock) {
-    // The lock's owner holds the file without a look at its descriptors: closing any
-    // descriptor of a file drops the process's POSIX locks on it.
     // Descriptors cross a fork: a second holder below the asker is a second asker.
     std::vector<pid_t> others;
     // The broker holds the request itself once it took it, and may be the asker's child.
@@ -169,18 +186,16 @@ Asker identify(const ClaimedRequest &request, const Serving &serving) {
     }
     if (!others.empty()) {
       throw RequestError("the request is held open by " + std::to_string(others.size() + 1) +
-                         " processes (pids " + std::to_string(pid) + ", " + pid_list(others) +
-                         "); it must be held by the one process that asks, not by the "
-                         "processes it forked");
+                             " processes; it must be held by the one process that asks, not "
+                             "by the processes it forked",
+                         "pids " + std::to_string(pid) + ", " + pid_list(others));
     }
     if (lock_owner(request.file.get()) != pid) {
-      throw RequestError("the asking process " + std::to_string(pid) + " let go of the request");
+      throw RequestError("the asking process let go of the request", which);
     }
   }
   // Everything above was about the process the pidfd pins only if it runs still.
-  if (!running(asker.pidfd.get())) {
-    throw RequestError("the asking process " + std::to_string(pid) + " exited");
-  }
+  if (!running(asker.pidfd.get())) throw RequestError("the asking process exited", which);
   return asker;
 }
 
@@ -198,6 +213,19 @@ std::string read_request(const ClaimedRequest &request) {
 }
 
 }  // namespace
+
+void refuse_spool_request(Spool &spool, ClaimedRequest request, const std::string &rule,
+                          const std::string &reason, Serving &serving) {
+  std::string fifo_error;
+  const UniqueFd fifo = spool.claim_reply(request.id, fifo_error);
+  if (fifo) {
+    RefusalConversation conversation(fifo.get());
+    conversation.send(encode_frame({}));
+    refuse(conversation, reason);
+  }
+  serving.record_refusal(rule, "spool request " + request.id,
+                         fifo ? reason : reason + "; " + fifo_error);
+}
 
 void answer_spool_request(Spool &spool, ClaimedRequest request, const std::string &claim_error,
                           Serving &serving) {
@@ -224,7 +252,7 @@ void answer_spool_request(Spool &spool, ClaimedRequest request, const std::strin
     refuse(early, e.what());
     serving.record_refusal("request-refused",
                            where + (asker.pid ? " from pid " + std::to_string(asker.pid) : ""),
-                           e.what());
+                           e.audited());
     return;
   }
   FifoConversation conversation(std::move(fifo), request, asker, serving);
@@ -232,8 +260,9 @@ void answer_spool_request(Spool &spool, ClaimedRequest request, const std::strin
   if (refusal.empty()) {
     ++serving.answered;
   } else {
-    serving.record_refusal("op-refused",
-                           "op " + parsed.op + " from pid " + std::to_string(asker.pid), refusal);
+    serving.record_refusal(
+        "op-refused", "op " + quoted_prefix(parsed.op) + " from pid " + std::to_string(asker.pid),
+        refusal);
   }
 }
 

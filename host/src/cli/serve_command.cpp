@@ -5,6 +5,7 @@
 #include <sandbox_host/host/host.hpp>
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <iostream>
 #include <memory>
@@ -19,7 +20,19 @@ struct ServeOptions {
   bool poll = false;
 };
 
+// The broker bounds what it holds (docs/broker.md), and those bounds assume more than the
+// 1,024 descriptors of the usual soft limit: the soft limit goes up to the hard one, as Go's
+// runtime does for every program. The broker polls; no select(2) limits it.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 int run_serve(const ServeOptions &options) {
+  raise_descriptor_limit();
   Host host(load_config_or_defaults(options.config));
   broker::Operations operations = broker::load_operations(host);
   auto settings = broker::BrokerOptions::from(host.config().broker);

@@ -393,6 +393,12 @@ void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
       broker.max_reply_bytes = static_cast<std::size_t>(r.integer(node, dotted, 4096, 268435456));
     } else if (name == "max_concurrent") {
       broker.max_concurrent = static_cast<unsigned>(r.integer(node, dotted, 1, 4096));
+    } else if (name == "max_per_requester") {
+      broker.max_per_requester = static_cast<unsigned>(r.integer(node, dotted, 1, 4096));
+    } else if (name == "max_queued") {
+      broker.max_queued = static_cast<unsigned>(r.integer(node, dotted, 1, 65536));
+    } else if (name == "reply_timeout_ms") {
+      broker.reply_timeout = std::chrono::milliseconds(r.integer(node, dotted, 100, 600000));
     } else if (name == "identity") {
       std::string identity = r.string(node, dotted, "\"lock\" or \"scan\"");
       if (identity == "lock") {
@@ -405,7 +411,8 @@ void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
       }
     } else {
       r.unknown(key, dotted,
-                "state_dir, tick_ms, max_request_bytes, max_reply_bytes, max_concurrent, identity");
+                "state_dir, tick_ms, max_request_bytes, max_reply_bytes, max_concurrent, "
+                "max_per_requester, max_queued, reply_timeout_ms, identity");
     }
   }
 }

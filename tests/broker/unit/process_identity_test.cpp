@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -316,6 +317,33 @@ TEST(Holds, TellsWhetherOneProcessHoldsTheFile) {
   EXPECT_FALSE(holds(kProc, closer.pid(), st.st_dev, st.st_ino));
   keeper.kill();
   EXPECT_FALSE(holds(kProc, keeper.pid(), st.st_dev, st.st_ino));
+}
+
+// ---- the peer of a unix socket ----------------------------------------------------------------
+
+// The check behind the socket transport's pidfd on kernels without SO_PEERPIDFD: the process
+// a pid names now is the peer only if it holds the other end of the very connection.
+TEST(UnixPeerInode, NamesTheOtherEndSoOnlyItsHolderPassesAsThePeer) {
+  int ends[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), 0);
+  UniqueFd ours(ends[0]), theirs(ends[1]);
+  struct stat mine {
+  }, other{};
+  ASSERT_EQ(::fstat(ours.get(), &mine), 0);
+  ASSERT_EQ(::fstat(theirs.get(), &other), 0);
+  EXPECT_EQ(unix_peer_inode(ours.get()), other.st_ino);
+  EXPECT_EQ(unix_peer_inode(theirs.get()), mine.st_ino);
+  // A child that keeps the other end holds it; one that closed it does not.
+  Child keeper([] { return 0; });
+  const int far = theirs.get();
+  Child closer([far] { return ::close(far); });
+  ASSERT_EQ(keeper.result(), 0);
+  ASSERT_EQ(closer.result(), 0);
+  EXPECT_TRUE(holds(kProc, keeper.pid(), mine.st_dev, *unix_peer_inode(ours.get())));
+  EXPECT_FALSE(holds(kProc, closer.pid(), mine.st_dev, *unix_peer_inode(ours.get())));
+  // Not a unix socket: no peer to name.
+  HeldFile held;
+  EXPECT_EQ(unix_peer_inode(held.fd.get()), std::nullopt);
 }
 
 // ---- descendants ----------------------------------------------------------------------------

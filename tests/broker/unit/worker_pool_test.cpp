@@ -1,5 +1,6 @@
 // The worker pool (worker_pool.hpp): tasks side by side up to the cap, queued beyond it,
-// and the destructor that runs what was queued before it joins.
+// each requester held to its share and its bound, and the destructor that runs what was
+// queued before it joins.
 #include <sandbox_host/host/broker/worker_pool.hpp>
 
 #include <gtest/gtest.h>
@@ -16,6 +17,17 @@ namespace sandbox_host::broker {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A pool of `threads` whose per-requester and queue bounds do not come into it.
+WorkerLimits threads_only(std::size_t threads) {
+  return {threads, 1000000, 1000000};
+}
+
+// A requester of its own for each task, so that no requester's share comes into it.
+std::string someone() {
+  static std::atomic<int> next = 0;
+  return "requester " + std::to_string(next++);
+}
 
 // Tasks that count themselves in and wait (bounded) until `needed` of them are in at once.
 class Meeting {
@@ -49,9 +61,9 @@ TEST(WorkerPool, RunsAsManyTasksAtOnceAsItsCap) {
   for (int cap : {1, 2, 4, 8}) {
     Meeting meeting(cap);
     std::atomic<int> met = 0;
-    WorkerPool pool(static_cast<std::size_t>(cap));
+    WorkerPool pool(threads_only(static_cast<std::size_t>(cap)));
     for (int i = 0; i < cap; ++i) {
-      pool.submit([&] {
+      pool.submit(someone(), [&] {
         if (meeting.arrive(10s)) ++met;
         meeting.finished();
       });
@@ -68,9 +80,9 @@ TEST(WorkerPool, QueuesTasksBeyondTheCapAndRunsThemAll) {
   std::atomic<int> running = 0, most = 0, done = 0;
   Meeting meeting(0);
   {
-    WorkerPool pool(kCap);
+    WorkerPool pool(threads_only(kCap));
     for (int i = 0; i < kTasks; ++i) {
-      pool.submit([&] {
+      pool.submit(someone(), [&] {
         const int now = ++running;
         int seen = most.load();
         while (now > seen && !most.compare_exchange_weak(seen, now)) {
@@ -99,9 +111,9 @@ TEST(WorkerPool, ATaskBeyondTheCapStartsOnlyWhenAThreadComesFree) {
   std::condition_variable changed;
   int running = 0, started = 0, finished = 0;
   bool open = false;
-  WorkerPool pool(kCap);
+  WorkerPool pool(threads_only(kCap));
   for (int i = 0; i < kCap + 1; ++i) {
-    pool.submit([&] {
+    pool.submit(someone(), [&] {
       std::unique_lock lock(mutex);
       ++running;
       ++started;
@@ -126,18 +138,18 @@ TEST(WorkerPool, TheDestructorRunsQueuedTasksAndJoins) {
   std::atomic<int> done = 0;
   std::atomic<bool> after_join_ran = false;
   {
-    WorkerPool pool(1);
-    pool.submit([&] {
+    WorkerPool pool(threads_only(1));
+    pool.submit(someone(), [&] {
       std::this_thread::sleep_for(200ms);
       ++done;
     });
     for (int i = 0; i < 10; ++i) {
-      pool.submit([&] {
+      pool.submit(someone(), [&] {
         std::this_thread::sleep_for(1ms);
         ++done;
       });
     }
-    pool.submit([&] { after_join_ran = true; });
+    pool.submit(someone(), [&] { after_join_ran = true; });
   }
   EXPECT_EQ(done.load(), 11);
   EXPECT_TRUE(after_join_ran.load());
@@ -145,22 +157,107 @@ TEST(WorkerPool, TheDestructorRunsQueuedTasksAndJoins) {
 
 TEST(WorkerPool, ACapOfZeroStillRunsTasks) {
   Meeting meeting(0);
-  WorkerPool pool(0);
-  for (int i = 0; i < 3; ++i) pool.submit([&] { meeting.finished(); });
+  WorkerPool pool(threads_only(0));
+  for (int i = 0; i < 3; ++i) pool.submit(someone(), [&] { meeting.finished(); });
   EXPECT_TRUE(meeting.all_finished_within(3, 10s));
 }
 
 TEST(WorkerPool, AnIdlePoolIsDestroyedAtOnce) {
   const auto start = std::chrono::steady_clock::now();
-  { WorkerPool pool(4); }
+  { WorkerPool pool(threads_only(4)); }
   {
     Meeting meeting(0);
-    WorkerPool pool(4);
-    pool.submit([&] { meeting.finished(); });
+    WorkerPool pool(threads_only(4));
+    pool.submit(someone(), [&] { meeting.finished(); });
     ASSERT_TRUE(meeting.all_finished_within(1, 10s));
     // Its thread now waits for work; the destructor must wake it.
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(WorkerPool, AFloodingRequesterWaitsBehindItsOwnRequestsNotInFrontOfOthers) {
+  // 8 threads: the flooder runs 2 (a quarter) at once, whatever it queues.
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool open = false;
+  int flooding = 0, most_flooding = 0;
+  std::atomic<bool> other_ran = false;
+  WorkerPool pool({8, 64, 256});
+  EXPECT_EQ(pool.limits().running_per_requester(), 2u);
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(pool.submit("flooder",
+                          [&] {
+                            std::unique_lock lock(mutex);
+                            most_flooding = std::max(most_flooding, ++flooding);
+                            changed.wait_for(lock, 20s, [&] { return open; });
+                            --flooding;
+                          }),
+              Admission::taken);
+  }
+  ASSERT_EQ(pool.submit("other",
+                        [&] {
+                          other_ran = true;
+                          changed.notify_all();
+                        }),
+            Admission::taken);
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(changed.wait_for(lock, 10s, [&] { return other_ran.load(); }))
+        << "the other requester's task waited behind the flood";
+    EXPECT_EQ(most_flooding, 2);
+    open = true;
+  }
+  changed.notify_all();
+}
+
+TEST(WorkerPool, ARequesterPastItsBoundAndAFullQueueAreRefused) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool open = false;
+  auto blocked = [&] {
+    std::unique_lock lock(mutex);
+    changed.wait_for(lock, 20s, [&] { return open; });
+  };
+  {
+    WorkerPool pool({4, 3, 100});
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(pool.submit("a", blocked), Admission::taken);
+    EXPECT_EQ(pool.submit("a", blocked), Admission::requester_full);
+    EXPECT_EQ(pool.submit("b", [] {}), Admission::taken);
+    {
+      std::lock_guard lock(mutex);
+      open = true;
+    }
+    changed.notify_all();
+  }
+  open = false;
+  {
+    // One thread, held; two may wait; the third to wait is refused, whoever asks.
+    WorkerPool pool({1, 100, 2});
+    bool started = false;
+    EXPECT_EQ(pool.submit("a",
+                          [&] {
+                            {
+                              std::lock_guard lock(mutex);
+                              started = true;
+                            }
+                            changed.notify_all();
+                            blocked();
+                          }),
+              Admission::taken);
+    {
+      // The thread takes it, so the queue is empty again.
+      std::unique_lock lock(mutex);
+      ASSERT_TRUE(changed.wait_for(lock, 10s, [&] { return started; }));
+    }
+    EXPECT_EQ(pool.submit("b", [] {}), Admission::taken);
+    EXPECT_EQ(pool.submit("c", [] {}), Admission::taken);
+    EXPECT_EQ(pool.submit("d", [] {}), Admission::pool_full);
+    {
+      std::lock_guard lock(mutex);
+      open = true;
+    }
+    changed.notify_all();
+  }
 }
 
 }  // namespace

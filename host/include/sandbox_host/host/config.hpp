@@ -50,6 +50,9 @@ struct BrokerConfig {
   std::size_t max_request_bytes = 128 * 1024;      // 256..16777216
   std::size_t max_reply_bytes = 4 * 1024 * 1024;   // 4096..268435456
   unsigned max_concurrent = 64;                    // 1..4096
+  unsigned max_per_requester = 64;                 // 1..4096: one requester's in flight
+  unsigned max_queued = 256;                       // 1..65536: waiting for a thread, in all
+  std::chrono::milliseconds reply_timeout{10000};  // key reply_timeout_ms, 100..600000
   BrokerIdentity identity = BrokerIdentity::lock;  // "lock" or "scan"
 };
 

@@ -4,6 +4,7 @@
 
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/broker/op_call.hpp>
+#include <sandbox_host/host/broker/worker_pool.hpp>
 #include <sandbox_host/host/config.hpp>
 
 #include <chrono>
@@ -26,12 +27,17 @@ struct BrokerOptions {
   std::size_t max_request_bytes = 128 * 1024;
   std::size_t max_reply_bytes = 4 * 1024 * 1024;
   unsigned max_concurrent = 64;
+  unsigned max_per_requester = 64;
+  unsigned max_queued = 256;
+  std::chrono::milliseconds reply_timeout{10000};
   BrokerIdentity identity = BrokerIdentity::lock;
   // Wake on inotify; false leaves only the scan every tick, the seed's polling design.
   bool watch = true;
 
   // The config's [broker] table, with the spool under its state_dir.
   static BrokerOptions from(const BrokerConfig &config);
+  // The worker pool's bounds.
+  WorkerLimits limits() const;
 };
 
 class Broker {

@@ -51,11 +51,14 @@ struct CallSettings {
   std::filesystem::path proc_dir = "/proc";
   std::size_t max_reply_bytes = 4 * 1024 * 1024;
   std::chrono::milliseconds tick{100};
+  // A reply frame the requester has not taken within this ends the call: a requester that
+  // holds on without reading must not hold a thread of the broker's.
+  std::chrono::milliseconds reply_timeout{10000};
   std::stop_token stop;  // the broker shutting down ends a call like its requester going
 };
 
-// Answers request over conversation and returns the refusal it sent (empty when the
-// operation was done), for the audit.
+// Answers request over conversation and returns the refusal it sent, with what only the
+// audit may be told (empty when the operation was done).
 std::string answer(const Operations &operations, const Request &request, const Asker &asker,
                    Conversation &conversation, const CallSettings &settings);
 

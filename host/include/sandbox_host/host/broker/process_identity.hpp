@@ -44,6 +44,14 @@ bool sandboxed(const std::filesystem::path &proc_dir, pid_t pid);
 // the open file fd that conflicts with a write lock on all of it; nullopt when none does.
 std::optional<pid_t> lock_owner(int fd);
 
+// The inode of process pid's pid namespace: which sandbox it runs in, as far as the
+// namespaces backend makes one each; nullopt when it cannot be read.
+std::optional<ino_t> pid_namespace(const std::filesystem::path &proc_dir, pid_t pid);
+
+// The inode of the socket at the other end of the connected unix socket fd (sock_diag's
+// UNIX_DIAG_PEER); nullopt when the kernel does not say.
+std::optional<ino_t> unix_peer_inode(int fd);
+
 // A pidfd for pid (pidfd_open), or an invalid fd when the process is gone.
 UniqueFd open_pidfd(pid_t pid);
 // Whether the process of pidfd still runs (it has not exited).

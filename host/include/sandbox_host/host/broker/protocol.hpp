@@ -13,11 +13,31 @@
 
 namespace sandbox_host::broker {
 
-// A request the broker cannot take; the message names what was wrong.
+// A request the broker cannot take; the message names what was wrong and goes to the
+// requester. detail is for the audit alone: what the requester may not be told, such as
+// host pids a sandbox cannot see.
 class RequestError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit RequestError(const std::string &message, std::string detail = {})
+      : std::runtime_error(message), detail_(std::move(detail)) {}
+  const std::string &detail() const noexcept { return detail_; }
+  // The message with its detail, for the audit.
+  std::string audited() const { return detail_.empty() ? what() : what() + (" (" + detail_ + ")"); }
+
+ private:
+  std::string detail_;
 };
+
+// The longest operation name a request may carry: module names are short.
+inline constexpr std::size_t kMaxOpName = 64;
+// How much of a requester's own text a refusal repeats.
+inline constexpr std::size_t kEchoBytes = 64;
+
+// text in double quotes, cut after max bytes (marked with "..."), escaped as the audit's text
+// is (escape_text) and its quotes as \x22: what a refusal shows of a requester's string.
+std::string echo(std::string_view text, std::size_t max = kEchoBytes);
+// text in double quotes, cut after max bytes, not escaped: for the audit, whose sink escapes.
+std::string quoted_prefix(std::string_view text, std::size_t max = kEchoBytes);
 
 struct ReplyFrame {
   std::string out, err;  // output of the operation, or a part of it

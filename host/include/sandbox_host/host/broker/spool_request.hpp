@@ -13,4 +13,9 @@ namespace sandbox_host::broker {
 void answer_spool_request(Spool &spool, ClaimedRequest request, const std::string &claim_error,
                           Serving &serving);
 
+// Refuses request at once, before anyone is identified (the broker is busy): the reason
+// goes into its reply FIFO as far as the FIFO takes it without blocking, and to the audit.
+void refuse_spool_request(Spool &spool, ClaimedRequest request, const std::string &rule,
+                          const std::string &reason, Serving &serving);
+
 }  // namespace sandbox_host::broker
