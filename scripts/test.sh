@@ -15,9 +15,10 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDe
   -DSANDBOX_HOST_FUZZ=ON
 cmake --build build-fuzz -j"$(nproc)"
 mkdir -p build-fuzz/artifacts
-for target in http_request http_response socks5 hook_input; do
+for target in http_request http_response socks5 hook_input broker_request config; do
   dictionary=()
   if [[ $target == http_* ]]; then dictionary=(-dict=fuzz/http.dict); fi
+  if [[ -f fuzz/$target.dict ]]; then dictionary=(-dict="fuzz/$target.dict"); fi
   mkdir -p "build-fuzz/corpus/$target"
   "build-fuzz/fuzz/fuzz_$target" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
     "${dictionary[@]}" -artifact_prefix="build-fuzz/artifacts/$target-" \

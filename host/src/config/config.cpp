@@ -648,7 +648,7 @@ void read_egress(const Reader &r, const toml::table &t, EgressConfig &egress) {
   for (auto &&[key, node] : t) {
     const std::string name(key.str());
     const std::string dotted = "egress." + name;
-    auto seconds = [&](std::int64_t min, std::int64_t max) {
+    auto seconds = [&, &node = node](std::int64_t min, std::int64_t max) {
       return std::chrono::seconds(r.integer(node, dotted, min, max));
     };
     if (name == "listen") {
