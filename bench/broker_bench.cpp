@@ -5,8 +5,9 @@
 // Google Benchmark: it needs percentiles of individual requests made side by side.
 //
 //   broker_bench --sandbox-host EXE --work DIR [--cap-s 120] [--warmup 20]
+//                [--hostile-client EXE]
 //                --scenario
-//                transport=spool,identity=lock,wake=inotify,tick=100,clients=64,idle=1000,requests=10000[,rate=25]
+//                transport=spool,identity=lock,wake=inotify,tick=100,clients=64,idle=1000,requests=10000[,rate=25][,hostile=64[,hostile_each=2]]
 //                [--scenario ...]...
 //
 // Per scenario: writes DIR/<n>/config.toml ([broker] state_dir, identity, tick_ms; [ops]
@@ -18,7 +19,20 @@
 // anything but "pong" with code 0, is lost. After cap-s seconds no client starts another
 // request, and the scenario reports what it did. Then the broker gets SIGTERM and its last
 // line gives the broker's own count of answered and refused requests; wait4 gives its CPU
-// time.
+// time. From the release to the last answer (the timed part) it also takes the broker's CPU
+// time (/proc/<pid>/stat) and the share of all CPUs busy, anyone's (/proc/stat).
+//
+// Under attack (`hostile=N`, N >= 0): the layout of tests/broker/abuse_test.cpp's hostile
+// sandbox. The spool lies in DIR/<n>/sandbox/state (DIR/<n>/sandbox is the hostile sandbox's
+// socket directory), the broker also enables `whoami` (the test module op_whoami.so, beside
+// the other modules) and serves two labelled sockets, DIR/<n>/hostile.sock=hostile and
+// DIR/<n>/honest.sock=honest; the clients ask over the spool or honest.sock, from this
+// process's pid namespace. After the warm-up, `EXE run` launches `--hostile-client hold
+// <spool> <hostile.sock> N <hostile_each>` in a namespaces sandbox (the hostile processes
+// ask for 1 MB replies over the spool and the socket and never read them, hold idle
+// connections and send a 100 KB op name), and once it prints "ready" the clients are
+// released; it is killed when they are done. hostile=0 is the same layout, quiet: the
+// baseline the attacked rows are compared with.
 //
 // Two ways to ask:
 // - back to back (closed loop, no `rate`): the clients take request numbers from one
@@ -65,7 +79,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -95,7 +111,9 @@ struct Scenario {
   int clients = 1;
   int idle = 0;
   long requests = 10000;
-  int rate = 0;  // requests per second per client; 0: back to back
+  int rate = 0;          // requests per second per client; 0: back to back
+  int hostile = -1;      // processes of the hostile sandbox; -1: not the attack layout
+  int hostile_each = 2;  // requests each hostile process holds per transport
 };
 
 Scenario parse_scenario(const std::string &spec) {
@@ -131,6 +149,10 @@ Scenario parse_scenario(const std::string &spec) {
       s.requests = number(1, 100000000);
     } else if (key == "rate") {
       s.rate = static_cast<int>(number(1, 1000000));
+    } else if (key == "hostile") {
+      s.hostile = static_cast<int>(number(0, 4096));
+    } else if (key == "hostile_each") {
+      s.hostile_each = static_cast<int>(number(1, 64));
     } else {
       die("--scenario: unknown or invalid " + item);
     }
@@ -407,10 +429,12 @@ struct Broker {
   fs::path log;
 };
 
-Broker start_broker(const fs::path &exe, const fs::path &config, const fs::path &socket,
-                    const Scenario &s, const fs::path &log) {
+// sockets: the `--socket` values, PATH or PATH=LABEL each.
+Broker start_broker(const fs::path &exe, const fs::path &config,
+                    const std::vector<std::string> &sockets, const Scenario &s,
+                    const fs::path &log) {
   std::vector<std::string> args{exe.string(), "serve", "--config", config.string()};
-  if (s.transport == "socket") args.insert(args.end(), {"--socket", socket.string()});
+  for (const auto &socket : sockets) args.insert(args.end(), {"--socket", socket});
   if (s.wake == "poll") args.push_back("--poll");
   const pid_t pid = ::fork();
   if (pid < 0) die("fork of the broker: " + errno_text(errno));
@@ -499,6 +523,138 @@ std::string excerpt(const std::string &text) {
   return out;
 }
 
+// The hostile sandbox of an attacked scenario: `sandbox-host run` (namespaces backend) of
+// `hostile_client hold`, from its launch until it printed "ready" (every hostile request is
+// in) and then until it is destroyed: the launcher gets SIGKILL, and the sandbox dies with it.
+class HostileSandbox {
+ public:
+  HostileSandbox(const fs::path &exe, const fs::path &hostile_client, const fs::path &sandbox_dir,
+                 const fs::path &spool, const fs::path &socket, const Scenario &s,
+                 const fs::path &log)
+      : log_(log) {
+    const std::vector<std::string> args{exe.string(),
+                                        "run",
+                                        "--socket-dir",
+                                        sandbox_dir.string(),
+                                        "--read",
+                                        hostile_client.parent_path().string(),
+                                        "--read",
+                                        socket.string(),
+                                        "--",
+                                        hostile_client.string(),
+                                        "hold",
+                                        spool.string(),
+                                        socket.string(),
+                                        std::to_string(s.hostile),
+                                        std::to_string(s.hostile_each)};
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) die("pipe: " + errno_text(errno));
+    const auto launched = Clock::now();
+    pid_ = ::fork();
+    if (pid_ < 0) die("fork of the hostile sandbox: " + errno_text(errno));
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (err < 0 || null < 0) _exit(126);
+      ::dup2(null, 0);
+      ::dup2(out[1], 1);
+      ::dup2(err, 2);
+      // The backend of the test: a sandbox that is a pid namespace of its own.
+      ::setenv("CLAWPATROL_SANDBOX_BACKEND", "namespaces", 1);
+      std::vector<char *> argv;
+      for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ::close(out[1]);
+    stdout_ = out[0];
+    wait_ready(std::chrono::seconds(60));
+    ready_s_ = std::chrono::duration<double>(Clock::now() - launched).count();
+  }
+  ~HostileSandbox() {
+    if (stdout_ >= 0) ::close(stdout_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  HostileSandbox(const HostileSandbox &) = delete;
+  HostileSandbox &operator=(const HostileSandbox &) = delete;
+
+  // Seconds from the launch to "ready".
+  double ready_s() const noexcept { return ready_s_; }
+
+ private:
+  void wait_ready(std::chrono::seconds limit) {
+    const auto deadline = Clock::now() + limit;
+    std::string seen;
+    char buffer[256];
+    while (seen.find('\n') == std::string::npos) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        die("the hostile sandbox did not print \"ready\" within " + std::to_string(limit.count()) +
+            " s: " + excerpt(read_text(log_)));
+      }
+      pollfd fd{stdout_, POLLIN, 0};
+      const int n = ::poll(&fd, 1, static_cast<int>(left.count()));
+      if (n < 0 && errno != EINTR) die("poll: " + errno_text(errno));
+      if (n <= 0) continue;
+      const ssize_t got = ::read(stdout_, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        die("the hostile sandbox ended before it was ready (its output: " + json_string(seen) +
+            "): " + excerpt(read_text(log_)));
+      }
+      seen.append(buffer, static_cast<std::size_t>(got));
+    }
+    if (seen.rfind("ready\n", 0) != 0) {
+      die("the hostile sandbox printed " + json_string(seen) +
+          ", not \"ready\": " + excerpt(read_text(log_)));
+    }
+  }
+
+  fs::path log_;
+  pid_t pid_ = -1;
+  int stdout_ = -1;
+  double ready_s_ = 0;
+};
+
+// Busy and total jiffies of all CPUs together (/proc/stat), for the machine's load.
+std::pair<long long, long long> cpu_jiffies() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  long long total = 0, idle = 0;
+  for (int i = 0; i < 8; ++i) {
+    long long v = 0;
+    in >> v;
+    total += v;
+    if (i == 3 || i == 4) idle += v;  // idle, iowait
+  }
+  return {total - idle, total};
+}
+
+// The CPU time (user + system, all its threads) process pid has used so far, in ms.
+double process_cpu_ms(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto comm_end = stat.rfind(')');
+  if (comm_end == std::string::npos) return NAN;
+  std::stringstream fields(stat.substr(comm_end + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  // From the state (field 3) on: utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::atoll(field.c_str());
+    if (i == 15) stime = std::atoll(field.c_str());
+  }
+  return static_cast<double>(utime + stime) * 1e3 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 double percentile(const std::vector<int64_t> &sorted, double q) {
   if (sorted.empty()) return NAN;
   const double k = (static_cast<double>(sorted.size()) - 1) * q;
@@ -516,21 +672,37 @@ std::string number(double v, int decimals = 1) {
   return buffer;
 }
 
-void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::path &work,
-                  int cap_s, int warmup) {
+void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::path &hostile_client,
+                  const fs::path &work, int cap_s, int warmup) {
+  const bool attack_layout = s.hostile >= 0;
   const fs::path dir = work / std::to_string(index);
   fs::create_directories(dir);
   ::chmod(dir.c_str(), 0700);
-  const fs::path state = dir / "state";
+  // Attacked: the spool in the hostile sandbox's socket directory, so that it can ask there.
+  const fs::path sandbox_dir = dir / "sandbox";
+  const fs::path state = attack_layout ? sandbox_dir / "state" : dir / "state";
   const fs::path spool = state / "spool";
-  const fs::path socket = dir / "broker.sock";
+  const fs::path socket = dir / (attack_layout ? "honest.sock" : "broker.sock");
+  const fs::path hostile_socket = dir / "hostile.sock";
   const fs::path config = dir / "config.toml";
   const fs::path modules =
       (exe.parent_path() / ".." / "lib" / "sandbox-host" / "modules").lexically_normal();
+  std::vector<std::string> sockets;
+  if (attack_layout) {
+    if (!fs::exists(modules / "op_whoami.so")) {
+      die(modules.string() +
+          ": no op_whoami.so; the hostile sandbox asks `whoami` for its large replies (the "
+          "test module: build op_whoami with tests on and copy it there)");
+    }
+    fs::create_directories(sandbox_dir);
+    sockets = {socket.string() + "=honest", hostile_socket.string() + "=hostile"};
+  } else if (s.transport == "socket") {
+    sockets = {socket.string()};
+  }
   {
     std::ofstream out(config);
     out << "module_dirs = [" << json_string(modules.string()) << "]\n\n"
-        << "[ops]\nenabled = [\"ping\"]\n\n"
+        << "[ops]\nenabled = [\"ping\"" << (attack_layout ? ", \"whoami\"" : "") << "]\n\n"
         << "[broker]\nstate_dir = " << json_string(state.string()) << "\n"
         << "identity = \"" << s.identity << "\"\n"
         << "tick_ms = " << s.tick_ms << "\n";
@@ -539,7 +711,11 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
   std::cerr << "broker_bench: scenario " << index << ": transport=" << s.transport
             << " identity=" << s.identity << " wake=" << s.wake << " tick=" << s.tick_ms
             << " clients=" << s.clients << " idle=" << s.idle << " requests=" << s.requests
-            << (s.rate > 0 ? " rate=" + std::to_string(s.rate) : std::string()) << "\n";
+            << (s.rate > 0 ? " rate=" + std::to_string(s.rate) : std::string())
+            << (attack_layout ? " hostile=" + std::to_string(s.hostile) +
+                                    " hostile_each=" + std::to_string(s.hostile_each)
+                              : std::string())
+            << "\n";
 
   const auto idle_start = Clock::now();
   const std::vector<pid_t> idle = start_idle(s.idle);
@@ -552,16 +728,17 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
     }
     return n;
   };
-  const Broker server = start_broker(exe, config, socket, s, dir / "broker.log");
+  const Broker server = start_broker(exe, config, sockets, s, dir / "broker.log");
 
   // Ready once a ping is answered (the spool's lock and, for the socket, the file exist).
   const auto ready_deadline = Clock::now() + std::chrono::seconds(20);
   std::string last_error;
   for (;;) {
-    last_error = (s.transport == "socket" && !fs::exists(socket)) ||
-                         (s.transport == "spool" && !fs::exists(spool / ".broker"))
-                     ? "not up yet"
-                     : ping_once(s, spool, socket, std::chrono::milliseconds(2000));
+    const bool up = attack_layout ? fs::exists(spool / ".broker") && fs::exists(socket) &&
+                                        fs::exists(hostile_socket)
+                    : s.transport == "socket" ? fs::exists(socket)
+                                              : fs::exists(spool / ".broker");
+    last_error = !up ? "not up yet" : ping_once(s, spool, socket, std::chrono::milliseconds(2000));
     if (last_error.empty()) break;
     int status = 0;
     if (::waitpid(server.pid, &status, WNOHANG) == server.pid) {
@@ -580,6 +757,12 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
     if (!ping_once(s, spool, socket, std::chrono::milliseconds(10000)).empty()) ++warmup_lost;
   }
   const long processes = procs();
+  std::unique_ptr<HostileSandbox> hostile;
+  if (s.hostile > 0) {
+    std::cerr << "broker_bench:   launching the hostile sandbox (" << s.hostile << " processes)\n";
+    hostile = std::make_unique<HostileSandbox>(exe, hostile_client, sandbox_dir, spool,
+                                               hostile_socket, s, dir / "hostile.log");
+  }
 
   // The clients.
   void *memory =
@@ -611,6 +794,8 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
     client.fd = out[0];
   }
   ::close(go[0]);
+  const auto jiffies_before = cpu_jiffies();
+  const double broker_cpu_before = process_cpu_ms(server.pid);
   const auto released = Clock::now();
   // Paced, the clock starts at the schedule's origin.
   const auto start = s.rate > 0 ? released + kPacedLead : released;
@@ -664,6 +849,11 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
     }
   }
   const double wall_s = std::chrono::duration<double>(last_done - start).count();
+  const auto jiffies_after = cpu_jiffies();
+  const double broker_cpu_timed = process_cpu_ms(server.pid) - broker_cpu_before;
+  const double machine_busy =
+      static_cast<double>(jiffies_after.first - jiffies_before.first) /
+      static_cast<double>(std::max(1LL, jiffies_after.second - jiffies_before.second));
   rusage client_usage{};
   double clients_cpu = 0;
   for (auto &client : clients) {
@@ -675,6 +865,8 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
   const long taken = std::min(shared->next.load(), s.requests);
   const long behind = shared->behind.load();
   ::munmap(memory, sizeof(Shared));
+  const double hostile_ready_s = hostile ? hostile->ready_s() : NAN;
+  hostile.reset();  // the sandbox dies with its launcher; its requests go with it
 
   // The broker's own counts, from the line it prints when it stops.
   ::kill(server.pid, SIGTERM);
@@ -744,7 +936,10 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
        << ",\"clients_cpu_ms\":" << number(clients_cpu)
        << ",\"broker_answered\":" << broker_answered << ",\"broker_refused\":" << broker_refused
        << ",\"processes\":" << processes << ",\"idle_start_s\":" << number(idle_start_s, 3)
-       << ",\"errors\":[";
+       << ",\"broker_cpu_timed_ms\":" << number(broker_cpu_timed)
+       << ",\"machine_busy\":" << number(machine_busy, 3) << ",\"hostile\":" << s.hostile
+       << ",\"hostile_each\":" << s.hostile_each
+       << ",\"hostile_ready_s\":" << number(hostile_ready_s, 3) << ",\"errors\":[";
   bool first = true;
   for (const auto &[kind, entry] : results.errors) {
     json << (first ? "" : ",") << "{\"kind\":" << json_string(kind) << ",\"count\":" << entry.first
@@ -762,7 +957,7 @@ void run_scenario(const Scenario &s, int index, const fs::path &exe, const fs::p
 }  // namespace
 
 int main(int argc, char **argv) {
-  fs::path exe, work;
+  fs::path exe, work, hostile_client;
   int cap_s = 120, warmup = 20;
   std::vector<Scenario> scenarios;
   for (int i = 1; i < argc; ++i) {
@@ -779,24 +974,38 @@ int main(int argc, char **argv) {
       cap_s = std::atoi(value().c_str());
     } else if (arg == "--warmup") {
       warmup = std::atoi(value().c_str());
+    } else if (arg == "--hostile-client") {
+      hostile_client = value();
     } else if (arg == "--scenario") {
       scenarios.push_back(parse_scenario(value()));
     } else {
       die("unknown argument " + arg +
           "; usage: broker_bench --sandbox-host EXE --work DIR [--cap-s S] [--warmup N] "
-          "--scenario k=v,... [--scenario ...]");
+          "[--hostile-client EXE] --scenario k=v,... [--scenario ...]");
     }
   }
   if (exe.empty() || work.empty() || scenarios.empty()) {
     die("--sandbox-host, --work and at least one --scenario are required");
   }
   if (cap_s < 1 || warmup < 0) die("--cap-s must be at least 1, --warmup not negative");
+  const bool attacked = std::any_of(scenarios.begin(), scenarios.end(),
+                                    [](const Scenario &s) { return s.hostile > 0; });
+  if (attacked) {
+    const std::string want =
+        "a scenario with hostile=N > 0 needs --hostile-client, the executable of "
+        "tests/fixtures/hostile_client.cpp (build target hostile_client)";
+    if (hostile_client.empty()) die(want);
+    if (::access(hostile_client.c_str(), X_OK) != 0) {
+      die(want + ": " + hostile_client.string() + ": " + errno_text(errno));
+    }
+  }
   // A client that leaves mid-reply must not end this process.
   ::signal(SIGPIPE, SIG_IGN);
   fs::create_directories(work);
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    run_scenario(scenarios[i], static_cast<int>(i), fs::absolute(exe), fs::absolute(work), cap_s,
-                 warmup);
+    run_scenario(scenarios[i], static_cast<int>(i), fs::absolute(exe),
+                 hostile_client.empty() ? fs::path() : fs::absolute(hostile_client),
+                 fs::absolute(work), cap_s, warmup);
   }
   return 0;
 }
