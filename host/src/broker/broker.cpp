@@ -122,8 +122,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Spool requests claimed in one turn of the loop, so that a flood of them leaves the sockets
-// their turn too.
+// their turn too; a poll that finds more comes at once.
 constexpr std::size_t kClaimBatch = 64;
+// Connections accepted from one socket in one turn, for the same reason.
+constexpr std::size_t kAcceptBatch = 64;
 // Connections that may wait for their request at once: per requester, and in all.
 constexpr std::size_t kWaitingPerRequester = 16;
 constexpr std::size_t kWaitingConnections = 1024;
@@ -276,7 +278,7 @@ void Broker::serve(std::stop_token stop) {
     }
     for (std::size_t i = 0; !starved && i < sockets.size(); ++i) {
       if ((fds[first_socket + i].revents & POLLIN) == 0) continue;
-      for (;;) {
+      for (std::size_t accepted_now = 0; accepted_now < kAcceptBatch; ++accepted_now) {
         UniqueFd accepted = sockets[i]->accept();
         if (!accepted && (errno == EMFILE || errno == ENFILE)) {
           // The reserve descriptor makes room to take the connection and refuse it, so the

@@ -134,6 +134,9 @@ Connection::Connection(UniqueFd connection, std::string label_, const fs::path &
 
 void refuse_connection(Connection connection, const std::string &rule, const std::string &error,
                        Serving &serving) {
+  // A request left unread would reset the connection when it closes, and the peer would
+  // hear a reset instead of the refusal.
+  ::recv(connection.fd.get(), nullptr, 0, MSG_DONTWAIT | MSG_TRUNC);
   for (const std::string &frame : {encode_frame({}), encode_frame({{}, {}, error, 0, true})}) {
     ::send(connection.fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   }
