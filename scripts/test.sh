@@ -15,7 +15,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDe
   -DSANDBOX_HOST_FUZZ=ON
 cmake --build build-fuzz -j"$(nproc)"
 mkdir -p build-fuzz/artifacts
-for target in http_request http_response socks5 hook_input broker_request config; do
+for target in http_request http_response socks5 hook_input broker_request config launch_request; do
   dictionary=()
   if [[ $target == http_* ]]; then dictionary=(-dict=fuzz/http.dict); fi
   if [[ -f fuzz/$target.dict ]]; then dictionary=(-dict="fuzz/$target.dict"); fi

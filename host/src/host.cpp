@@ -2,6 +2,7 @@
 #include <sandbox_host/host/base_env.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/plugin_env.hpp>
 #include <sandbox_host/host/spec_check.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
@@ -18,14 +19,18 @@ std::optional<std::string> forced_backend() {
   return std::string(value);
 }
 
-void require_stage1(const char *what) {
-  if (!stage1_wired()) {
+}  // namespace
+
+void Host::require_stage1(const char *what) const {
+  if (!stage1_elsewhere_ && !stage1_wired()) {
     throw std::logic_error(std::string(what) +
                            ": sandbox_host::stage1() was never called; make it the first "
                            "statement of main() (tests: SANDBOX_HOST_TEST_MAIN()), since Linux "
                            "backends re-execute this binary to set the sandbox up");
   }
 }
+
+namespace {
 
 std::map<std::string, ModuleSettings> op_module_settings(const Config &config) {
   std::map<std::string, ModuleSettings> settings;
@@ -174,7 +179,37 @@ BackendModule Host::backend(const std::string &name) const {
   return BackendModule(std::move(module));
 }
 
-Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mode) const {
+void Host::use_stage1_program(std::string program) {
+  stage1_program_ = std::move(program);
+  stage1_elsewhere_ = true;
+}
+
+std::string Host::mode_for(const std::string &plugin_name,
+                           const std::optional<std::string> &named) {
+  if (!named) return mode_for(plugin_name);
+  if (*named == kModeOff) return *named;
+  const auto &enabled = config_.backends_enabled;
+  if (std::find(enabled.begin(), enabled.end(), *named) == enabled.end()) {
+    std::string names;
+    for (const auto &name : enabled) names += (names.empty() ? "" : ", ") + name;
+    throw ProbeError(
+        "backend \"" + *named + "\" is not enabled in " +
+        (config_.source.empty() ? std::string("the built-in defaults") : config_.source) +
+        "; enabled backends: " + names + ", and off");
+  }
+  BackendStatus status = configured_status(*named);
+  if (!status.available) {
+    audit_->record({"probe", plugin_name, "named-backend",
+                    "run under backend " + *named + ": " + with_hint(status),
+                    "the launch names this backend; it never falls through"});
+    throw ProbeError("backend " + *named +
+                     " was named for this launch, but it does not work here: " + with_hint(status));
+  }
+  return *named;
+}
+
+Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mode,
+                                         const std::vector<std::string> &plugin_env) const {
   require_stage1("command");
   try {
     check_spec(spec);
@@ -199,6 +234,7 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     throw;
   }
   launch.env = base_env(spec);
+  const std::size_t base_count = launch.env.size();
   for (const auto &[name, value] : launch.built.env) {
     if (name.starts_with(kControlPrefix) || name.find('=') != std::string::npos || name.empty()) {
       throw std::runtime_error("backend " + mode + " set the variable \"" + name +
@@ -206,15 +242,44 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     }
     launch.env.push_back(name + "=" + value);
   }
+  for (const auto &entry : plugin_env) {
+    check_env_entry(entry, "env");
+    if (entry.find('=') == std::string::npos) {
+      throw std::invalid_argument("env " + entry + ": a plugin's variable is NAME=VALUE here");
+    }
+    const std::string name = entry.substr(0, entry.find('='));
+    auto set_already = std::find_if(launch.env.begin(), launch.env.end(), [&](const auto &e) {
+      return e.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    if (set_already != launch.env.end()) {
+      audit_->record({"spec", spec.plugin_name, "env-reserved",
+                      "pass the variable " + name + " to the plugin",
+                      "BaseEnv or the backend sets it; leave it out of env"});
+      throw std::invalid_argument(
+          "env " + name + ": " +
+          (static_cast<std::size_t>(set_already - launch.env.begin()) < base_count
+               ? std::string("BaseEnv")
+               : "backend " + mode) +
+          " sets this variable for the plugin; it cannot be passed");
+    }
+  }
+  launch.env.insert(launch.env.end(), plugin_env.begin(), plugin_env.end());
+  if (!plugin_env.empty()) {
+    audit_->record(
+        {"launch", spec.plugin_name, "env-passed",
+         "launch under " + mode + " with the caller's variables " + env_names(plugin_env),
+         "names only; the values are never recorded", false});
+  }
   return launch;
 }
 
-LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
-  CheckedLaunch launch = checked_launch(spec, mode);
+LaunchCommand Host::command(const Spec &spec, const std::string &mode,
+                            const std::vector<std::string> &plugin_env) const {
+  CheckedLaunch launch = checked_launch(spec, mode, plugin_env);
   LaunchCommand command;
   command.env = std::move(launch.env);
   if (launch.built.reexec_stage1) {
-    command.program = "/proc/self/exe";
+    command.program = stage1_program_;
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
     command.env.push_back(
         std::string(kEnvSpec) + "=" +
@@ -226,9 +291,9 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode) const {
   return command;
 }
 
-std::optional<std::vector<std::string>> Host::prepared_launch_env(const Spec &spec,
-                                                                  const std::string &mode) const {
-  CheckedLaunch launch = checked_launch(spec, mode);
+std::optional<std::vector<std::string>> Host::prepared_launch_env(
+    const Spec &spec, const std::string &mode, const std::vector<std::string> &plugin_env) const {
+  CheckedLaunch launch = checked_launch(spec, mode, plugin_env);
   if (!launch.built.reexec_stage1 || !launch.backend.prepares()) return std::nullopt;
   return std::move(launch.env);
 }
@@ -246,7 +311,7 @@ LaunchCommand Host::prepare_command(const std::string &mode, Network network,
   }
   // Nothing of the host's environment: the launch brings the plugin's.
   LaunchCommand command;
-  command.program = "/proc/self/exe";
+  command.program = stage1_program_;
   command.env = {
       std::string(kEnvStage1) + "=" + mode,
       std::string(kEnvPrepared) + "=" +
@@ -264,7 +329,7 @@ Availability probe() {
 }
 
 LaunchCommand command(const Spec &spec, const std::string &mode) {
-  return default_host().command(spec, mode);
+  return default_host().command(spec, mode, {});
 }
 
 }  // namespace sandbox_host

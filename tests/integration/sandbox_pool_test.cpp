@@ -750,6 +750,30 @@ TEST_F(SandboxPoolTest, ASandboxOlderThanMaxIdleIsNotUsedAndIsNoFailure) {
   EXPECT_TRUE(pool.preparing());
 }
 
+TEST_F(SandboxPoolTest, WithRenewIdleAnOldSandboxIsReplacedBeforeALaunchAsks) {
+  SandboxPool pool(host_, "namespaces", Network::none,
+                   {.depth = 1, .max_idle = 500ms, .renew_idle = true});
+  ASSERT_EQ(pool.wait_ready(kTimeout), 1u);
+  const std::vector<pid_t> old = stage1_processes();
+  ASSERT_EQ(old.size(), 1u);
+  // No launch asks, and still the old one goes and a fresh one takes its place.
+  EXPECT_TRUE(eventually([&] {
+    const std::vector<pid_t> now = stage1_processes();
+    return test::process_gone(old.front()) && now.size() == 1u && now.front() != old.front();
+  }));
+  ASSERT_EQ(pool.wait_ready(kTimeout), 1u);
+
+  TempSpec t("report", REPORT_PLUGIN);
+  t.spec.args = {"report"};
+  PluginStdio io;
+  Child child = pool.launch(t.spec, io.stdio());
+  Outcome outcome = io.finish(child);
+  EXPECT_EQ(outcome.status.shell_status(), 0) << outcome;
+  EXPECT_EQ(pool.stats().prepared_launches, 1u);
+  EXPECT_EQ(pool.stats().failed, 0u);
+  EXPECT_TRUE(pool_records().empty());
+}
+
 // The preparefails test backend: its prepared sandboxes fail, its cold launches work.
 class UnusableSandboxes : public ::testing::Test {
  protected:

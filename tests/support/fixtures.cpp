@@ -115,6 +115,7 @@ UnprivilegedInstall::UnprivilegedInstall() : dir_("", "unused") {
   const fs::path broker = dir_.dir() / "bin" / SANDBOX_HOST_BROKER_RELATIVE_PATH;
   fs::create_directories(broker.parent_path());
   fs::copy_file(SANDBOX_HOST_BROKER_EXE, broker);
+  fs::copy_file(SANDBOX_HOST_LAUNCH_EXE, dir_.dir() / "bin/sandbox-host-launch");
   fs::copy_file(REPORT_PLUGIN, dir_.dir() / "bin/report_plugin");
   for (const auto &entry : fs::directory_iterator(BUILD_MODULE_DIR)) {
     fs::copy_file(entry.path(), modules / entry.path().filename());

@@ -91,6 +91,9 @@ class UnprivilegedInstall {
  public:
   UnprivilegedInstall();
   std::string sandbox_host() const { return (dir_.dir() / "bin/sandbox-host").string(); }
+  std::string sandbox_host_launch() const {
+    return (dir_.dir() / "bin/sandbox-host-launch").string();
+  }
   std::string report_plugin() const { return (dir_.dir() / "bin/report_plugin").string(); }
   // Copies one more binary into the install's bin/ and returns its path there.
   std::string add_binary(const std::string &binary) const;

@@ -82,11 +82,12 @@ TEST(Config, DefaultsEnableEveryBackendAndNeverPrioritiseOff) {
 TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
   EXPECT_EQ(error_of("module_dirs = []\nbackend = {}\n"),
             ":2: backend: unknown key; allowed: module_dirs, backends, ops, broker, egress, "
-            "audit, plugins");
+            "launcher, audit, plugins");
   EXPECT_EQ(error_of("[backends]\nenabled = [\"off\"]\npriorty = []\n"),
             ":3: backends.priorty: unknown key; allowed: enabled, priority");
   EXPECT_EQ(error_of("[plugins.git]\nsandbox = \"auto\"\nnetwrok = \"none\"\n"),
-            ":3: plugins.git.netwrok: unknown key; allowed: sandbox, network, read");
+            ":3: plugins.git.netwrok: unknown key; allowed: sandbox, network, read, env, "
+            "handshake");
 }
 
 TEST(Config, WrongTypesAreNamed) {

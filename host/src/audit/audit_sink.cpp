@@ -28,7 +28,8 @@ void write_all(int fd, const std::string &line) {
 }  // namespace
 
 std::string format_text(const AuditRecord &r) {
-  std::string line = "sandbox-host: refused: " + r.component;
+  std::string line =
+      std::string("sandbox-host: ") + (r.refusal ? "refused: " : "noted: ") + r.component;
   if (!r.plugin.empty()) line += " plugin=" + r.plugin;
   line += " rule=" + r.rule + ": " + r.attempted;
   if (!r.hint.empty()) line += " (hint: " + r.hint + ")";
@@ -52,6 +53,8 @@ std::string format_json(const AuditRecord &r) {
         {"hint", r.hint}}) {
     line += std::string(",\"") + name + "\":" + json_quoted(value);
   }
+  // Only records that are no refusal say so, so that a refusal's line keeps its form.
+  if (!r.refusal) line += ",\"refused\":false";
   return line + "}\n";
 }
 

@@ -1,6 +1,8 @@
 // The sandbox-host subcommands; each registers its options on the app and runs on its own.
 #pragma once
 
+#include <sandbox_host/host/env_names.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <signal.h>
@@ -18,9 +20,7 @@ class EgressService;
 
 namespace sandbox_host::cli {
 
-// Exit status of sandbox-host itself failing (bad config, Spec, no backend), as docker
-// run does, so it stays apart from the plugin's own statuses that run passes through.
-inline constexpr int kHostFailure = 125;
+using ::sandbox_host::kHostFailure;
 
 struct Command {
   CLI::App *app;

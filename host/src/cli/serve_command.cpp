@@ -3,6 +3,7 @@
 #include <sandbox_host/host/broker/broker.hpp>
 #include <sandbox_host/host/egress/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/launcher/launch_service.hpp>
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -54,7 +55,19 @@ int run_serve(const ServeOptions &options) {
                                                      sandbox_host_executable(), egress_log);
     describe_egress(*egress, std::cerr);
   }
+  // The launch service's stage 1 is sandbox-host's: this binary has no stage-1 hook, and
+  // the broker's libraries stay out of every sandbox's start-up.
+  std::unique_ptr<LaunchService> launcher;
+  if (host.config().launcher) {
+    host.use_stage1_program(sandbox_host_executable().string());
+    launcher = std::make_unique<LaunchService>(host, *host.config().launcher);
+  }
   std::jthread serving([&](std::stop_token stop) { broker.serve(stop); });
+  std::jthread launching;
+  if (launcher) {
+    launching = std::jthread([&](std::stop_token stop) { launcher->serve(stop); });
+    std::cerr << "sandbox-host serve: launcher on " << launcher->socket().string() << std::endl;
+  }
 
   std::string names;
   for (const auto &name : host.config().ops_enabled) {
@@ -64,6 +77,11 @@ int run_serve(const ServeOptions &options) {
             << " (operations: " << (names.empty() ? "none" : names) << ")" << std::endl;
   int signal = 0;
   sigwait(&ending, &signal);
+  if (launching.joinable()) {
+    launching.request_stop();
+    launching.join();
+  }
+  launcher.reset();
   serving.request_stop();
   serving.join();
   std::cerr << "sandbox-host serve: stopped by signal " << signal << "; answered "

@@ -1,5 +1,6 @@
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/plugin_env.hpp>
 
 #include "toml_type_name.hpp"
 
@@ -375,6 +376,31 @@ void read_audit(const Reader &r, const toml::table &t, Config &config) {
   }
 }
 
+void read_launcher(const Reader &r, const toml::table &t, LauncherConfig &launcher) {
+  for (auto &&[key, node] : t) {
+    std::string name(key.str());
+    std::string dotted = "launcher." + name;
+    if (name == "socket") {
+      std::string socket = r.string(node, dotted, "an absolute path");
+      if (socket.empty() || socket.front() != '/') {
+        r.fail(node.source(), dotted, "\"" + socket + "\" is not an absolute path");
+      }
+      launcher.socket = socket;
+    } else if (name == "depth") {
+      launcher.depth = static_cast<std::size_t>(r.integer(node, dotted, 0, 16));
+    } else if (name == "max_launches") {
+      launcher.max_launches = static_cast<unsigned>(r.integer(node, dotted, 1, 4096));
+    } else if (name == "max_request_bytes") {
+      launcher.max_request_bytes =
+          static_cast<std::size_t>(r.integer(node, dotted, 4096, 16777216));
+    } else if (name == "request_timeout_ms") {
+      launcher.request_timeout = std::chrono::milliseconds(r.integer(node, dotted, 100, 600000));
+    } else {
+      r.unknown(key, dotted, "socket, depth, max_launches, max_request_bytes, request_timeout_ms");
+    }
+  }
+}
+
 void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
   for (auto &&[key, node] : t) {
     std::string name(key.str());
@@ -495,8 +521,29 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
       }
     } else if (name == "read") {
       plugin.read = r.absolute_paths(node, dotted);
+    } else if (name == "env") {
+      plugin.env = r.strings(node, dotted, "NAME or NAME=VALUE");
+      for (size_t i = 0; i < plugin.env.size(); ++i) {
+        try {
+          check_env_entry(plugin.env[i], "env");
+        } catch (const std::invalid_argument &e) {
+          r.fail(node.as_array()->get(i)->source(), dotted + "[" + std::to_string(i) + "]",
+                 e.what());
+        }
+      }
+    } else if (name == "handshake") {
+      std::string cookie = r.string(node, dotted, "go-plugin's MagicCookieKey");
+      try {
+        check_env_entry(cookie, "handshake");
+      } catch (const std::invalid_argument &e) {
+        r.fail(node.source(), dotted, e.what());
+      }
+      if (cookie.find('=') != std::string::npos) {
+        r.fail(node.source(), dotted, "the magic cookie's name, without a value");
+      }
+      plugin.handshake = cookie;
     } else {
-      r.unknown(key, dotted, "sandbox, network, read");
+      r.unknown(key, dotted, "sandbox, network, read, env, handshake");
     }
   }
   return plugin;
@@ -866,6 +913,8 @@ Config load_config(const fs::path &path) {
       read_broker(r, r.table(node, name), config.broker);
     } else if (name == "egress") {
       read_egress(r, r.table(node, name), config.egress.emplace());
+    } else if (name == "launcher") {
+      read_launcher(r, r.table(node, name), config.launcher.emplace());
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
     } else if (name == "plugins") {
@@ -875,7 +924,7 @@ Config load_config(const fs::path &path) {
             read_plugin(r, r.table(plugin_node, prefix), prefix);
       }
     } else {
-      r.unknown(key, name, "module_dirs, backends, ops, broker, egress, audit, plugins");
+      r.unknown(key, name, "module_dirs, backends, ops, broker, egress, launcher, audit, plugins");
     }
   }
   if (!priority_written) {
@@ -886,6 +935,9 @@ Config load_config(const fs::path &path) {
     });
   }
   default_egress_socket(r, root, config);
+  if (config.launcher && config.launcher->socket.empty()) {
+    config.launcher->socket = config.broker.state_dir / "launcher" / "launch.sock";
+  }
   cross_check(r, root, config);
   return config;
 }

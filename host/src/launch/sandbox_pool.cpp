@@ -94,8 +94,16 @@ void SandboxPool::run_spawner() {
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock,
-                  [this] { return stopping_ || errand_ || (preparing_ && held() < wanted_); });
+    auto work = [this] { return stopping_ || errand_ || (preparing_ && held() < wanted_); };
+    if (options_.renew_idle && !ready_.empty()) {
+      const Clock::time_point expiry = ready_.front().started + options_.max_idle;
+      if (!changed_.wait_until(lock, expiry, work)) {
+        renew_oldest(lock);
+        continue;
+      }
+    } else {
+      changed_.wait(lock, work);
+    }
     if (stopping_) return;
     // A replacement waits a moment after a launch, so that the plugin just launched starts
     // on a CPU nobody is setting a sandbox up on; not when someone waits for it.
@@ -133,6 +141,25 @@ void SandboxPool::run_spawner() {
     }
     changed_.notify_all();
   }
+}
+
+void SandboxPool::renew_oldest(std::unique_lock<std::mutex> &lock) {
+  // wait_ready() and launches hold references into ready_ while they hold consumer_; one at
+  // work now sees to an old sandbox itself.
+  std::unique_lock consumer(consumer_, std::try_to_lock);
+  if (!consumer.owns_lock()) {
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+    return;
+  }
+  if (ready_.empty() || Clock::now() < ready_.front().started + options_.max_idle) return;
+  Prepared old = std::move(ready_.front());
+  ready_.pop_front();
+  consumer.unlock();
+  lock.unlock();
+  {
+    Prepared killed = std::move(old);  // its Child kills and reaps it: it only grew old
+  }
+  lock.lock();
 }
 
 SandboxPool::Prepared SandboxPool::start_one() const {
@@ -237,8 +264,9 @@ std::optional<SandboxPool::Prepared> SandboxPool::take(Clock::time_point deadlin
   return sandbox;
 }
 
-Child SandboxPool::spawn_cold(const Spec &spec, const Stdio &stdio) {
-  const LaunchCommand command = host_.command(spec, mode_);
+Child SandboxPool::spawn_cold(const Spec &spec, const Stdio &stdio,
+                              const std::vector<std::string> &plugin_env) {
+  const LaunchCommand command = host_.command(spec, mode_, plugin_env);
   std::optional<Child> child;
   std::exception_ptr error;
   bool done = false;
@@ -262,10 +290,11 @@ Child SandboxPool::spawn_cold(const Spec &spec, const Stdio &stdio) {
   return std::move(*child);
 }
 
-Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
+Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
+                          const std::vector<std::string> &plugin_env) {
   // A launch that will run cold is checked once, by command(), not here as well.
   const auto env = spec.network == network_ && has_or_prepares_sandboxes()
-                       ? host_.prepared_launch_env(spec, mode_)
+                       ? host_.prepared_launch_env(spec, mode_, plugin_env)
                        : std::nullopt;
   if (env) {
     std::lock_guard consumer(consumer_);
@@ -309,7 +338,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio) {
       return std::move(sandbox->child);
     }
   }
-  return spawn_cold(spec, stdio);
+  return spawn_cold(spec, stdio, plugin_env);
 }
 
 }  // namespace sandbox_host

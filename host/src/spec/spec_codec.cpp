@@ -1,3 +1,4 @@
+#include <sandbox_host/host/launcher/launch_request.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 
 #include <boost/json.hpp>
@@ -179,6 +180,54 @@ LaunchMessage decode_launch_message(std::string_view text) {
     }
   }
   return message;
+}
+
+std::string encode_launch_request(const LaunchRequest &request) {
+  json::object object;
+  json::object spec;
+  put_spec(spec, request.spec);
+  object["spec"] = std::move(spec);
+  object["network_given"] = request.network_given;
+  object["backend"] = request.backend ? json::value(*request.backend) : json::value(nullptr);
+  object["env"] = to_array(request.env.entries);
+  object["handshake"] =
+      request.env.handshake ? json::value(*request.env.handshake) : json::value(nullptr);
+  object["caller_env"] = to_array(request.caller_env);
+  return json::serialize(object);
+}
+
+namespace {
+
+std::optional<std::string> optional_field(const json::object &object, const char *name) {
+  const json::value *value = object.if_contains(name);
+  if (value == nullptr || value->is_null()) return std::nullopt;
+  if (!value->is_string()) {
+    throw std::invalid_argument(std::string("request: field \"") + name +
+                                "\" is neither a string nor null");
+  }
+  return std::string(value->get_string());
+}
+
+}  // namespace
+
+LaunchRequest decode_launch_request(std::string_view text) {
+  const json::object object = parse_object(text);
+  const json::value *spec = object.if_contains("spec");
+  if (spec == nullptr || !spec->is_object()) {
+    throw std::invalid_argument("request: field \"spec\" is not an object");
+  }
+  const json::value *given = object.if_contains("network_given");
+  if (given == nullptr || !given->is_bool()) {
+    throw std::invalid_argument("request: field \"network_given\" is not a boolean");
+  }
+  LaunchRequest request;
+  request.spec = get_spec(spec->get_object());
+  request.network_given = given->get_bool();
+  request.backend = optional_field(object, "backend");
+  request.env.entries = list(object, "env");
+  request.env.handshake = optional_field(object, "handshake");
+  request.caller_env = list(object, "caller_env");
+  return request;
 }
 
 }  // namespace sandbox_host

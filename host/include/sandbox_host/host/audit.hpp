@@ -1,6 +1,7 @@
-// One sink for every refusal sandbox-host makes or observes: a config or Spec refused, a
-// module refused, later a seccomp rule that fired, a broker request or an egress connection
-// refused. Text for people, JSON lines for machines.
+// One sink for every refusal sandbox-host makes or observes, and for what a launch let
+// through that an operator must be able to trace (the caller's variables it passed): a config or
+// Spec refused, a module refused, later a seccomp rule that fired, a broker request or an egress
+// connection refused. Text for people, JSON lines for machines.
 #pragma once
 
 #include <cstdio>
@@ -16,6 +17,8 @@ struct AuditRecord {
   std::string rule;       // the rule that refused
   std::string attempted;  // what was attempted
   std::string hint;       // what the operator could do
+  // False for what the sink notes that was let through (the variables a launch passed).
+  bool refusal = true;
 };
 
 enum class AuditFormat { text, json };

@@ -38,6 +38,21 @@ struct PluginConfig {
   std::string sandbox = "auto";
   std::optional<Network> network;
   std::vector<std::string> read;
+  // What the plugin gets on top of BaseEnv (plugin_env.hpp): NAME (from the launching
+  // caller's environment) or NAME=VALUE; a launch's own --env comes after these.
+  std::vector<std::string> env;
+  // go-plugin's MagicCookieKey: the handshake's variables pass from the caller.
+  std::optional<std::string> handshake;
+};
+
+// The [launcher] table: serve launches plugins for other processes of its own uid on a unix
+// socket, from sandboxes it prepared (docs/config.md).
+struct LauncherConfig {
+  std::filesystem::path socket;             // default: <broker.state_dir>/launcher/launch.sock
+  std::size_t depth = 1;                    // 0..16: prepared sandboxes per backend and network
+  unsigned max_launches = 256;              // 1..4096: plugins running or being launched
+  std::size_t max_request_bytes = 1 << 20;  // 4096..16777216
+  std::chrono::milliseconds request_timeout{10000};  // key request_timeout_ms, 100..600000
 };
 
 // How the broker tells which process wrote a request (docs/config.md, [broker] identity).
@@ -125,6 +140,8 @@ struct Config {
   BrokerConfig broker;
   // Present when the file has an [egress] table: the operator enabled the egress proxy.
   std::optional<EgressConfig> egress;
+  // Present when the file has a [launcher] table.
+  std::optional<LauncherConfig> launcher;
   // Keyed by operation name; only operations in ops_enabled have settings.
   std::map<std::string, OpSettings> op_settings;
 

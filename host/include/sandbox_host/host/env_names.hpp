@@ -17,6 +17,13 @@ inline constexpr std::string_view kEnvPrepared = "CLAWPATROL_SANDBOX_PREPARED";
 // Every variable with this prefix is the gateway's and never reaches a plugin.
 inline constexpr std::string_view kControlPrefix = "CLAWPATROL_";
 
+// Exit status of sandbox-host itself failing or refusing (bad config, Spec, request, no
+// backend), as docker run does, so that it stays apart from the plugin's own statuses.
+inline constexpr int kHostFailure = 125;
+
+// The launch service's socket for `sandbox-host run` when --via names none.
+inline constexpr std::string_view kEnvLauncher = "SANDBOX_HOST_LAUNCHER";
+
 // Backend names the core treats specially: off is never chosen unless written.
 inline constexpr std::string_view kModeOff = "off";
 

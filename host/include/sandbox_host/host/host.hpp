@@ -44,11 +44,21 @@ class Host {
   // The backend a plugin runs under: CLAWPATROL_SANDBOX_BACKEND, else the plugin's
   // `sandbox` setting, else probe(). A named backend that does not work is an error.
   std::string mode_for(const std::string &plugin_name);
+  // The backend the caller names for this launch (run --backend: a gateway passing on what
+  // its own probe chose), when it works here; else as mode_for(plugin_name). Never falls
+  // through: a named backend that does not work is an error.
+  std::string mode_for(const std::string &plugin_name, const std::optional<std::string> &named);
 
-  // The command that launches spec's plugin under mode, with BaseEnv plus the backend's
-  // control variables. Throws when stage1() was never wired, for a bad Spec, or when
-  // mode names no loaded backend.
-  LaunchCommand command(const Spec &spec, const std::string &mode) const;
+  // The command that launches spec's plugin under mode, with BaseEnv, the backend's
+  // control variables and plugin_env (NAME=VALUE, plugin_env.hpp), whose names go to the
+  // audit. Throws when stage1() was never wired, for a bad Spec, for a plugin_env entry that
+  // names a variable BaseEnv or the backend sets, or when mode names no loaded backend.
+  LaunchCommand command(const Spec &spec, const std::string &mode,
+                        const std::vector<std::string> &plugin_env = {}) const;
+
+  // For a process whose own executable has no stage1() hook (sandbox-host-broker, which
+  // runs the launch service): stage 1 re-executes program, which has one, instead.
+  void use_stage1_program(std::string program);
 
   // For SandboxPool. Whether mode's backend can set sandboxes up before their launch.
   bool prepares(const std::string &mode) const;
@@ -58,8 +68,9 @@ class Host {
   // Checks spec as command() does and returns the plugin's environment for a prepared
   // sandbox of mode, or nullopt when this launch cannot use one (the backend does not
   // re-exec or does not prepare).
-  std::optional<std::vector<std::string>> prepared_launch_env(const Spec &spec,
-                                                              const std::string &mode) const;
+  std::optional<std::vector<std::string>> prepared_launch_env(
+      const Spec &spec, const std::string &mode,
+      const std::vector<std::string> &plugin_env = {}) const;
 
  private:
   struct CheckedLaunch {
@@ -68,7 +79,9 @@ class Host {
     std::vector<std::string> env;  // BaseEnv and the backend's variables
   };
   // The Spec checked by the core and the backend, and the plugin's environment.
-  CheckedLaunch checked_launch(const Spec &spec, const std::string &mode) const;
+  CheckedLaunch checked_launch(const Spec &spec, const std::string &mode,
+                               const std::vector<std::string> &plugin_env) const;
+  void require_stage1(const char *what) const;
 
   BackendModule backend(const std::string &name) const;
   std::string probed_mode_for(const std::string &plugin_name);
@@ -78,6 +91,8 @@ class Host {
   Availability probe_uncached(const std::optional<std::string> &forced) const;
 
   Config config_;
+  std::string stage1_program_ = "/proc/self/exe";
+  bool stage1_elsewhere_ = false;
   std::unique_ptr<AuditSink> audit_;
   mutable Registry registry_;  // a cache of loaded modules, filled on first use
   std::mutex probe_mutex_;

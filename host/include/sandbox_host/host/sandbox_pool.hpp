@@ -36,6 +36,10 @@ struct PoolOptions {
   // An older sandbox is replaced, not used: its /etc binds and its view of the host's
   // mounts are as old as it is.
   std::chrono::milliseconds max_idle{std::chrono::seconds(30)};
+  // True: the pool replaces a sandbox as soon as it is older than max_idle, so that a launch
+  // after a quiet spell finds a fresh one (a service that launches at any time). False: a
+  // launch that finds an old one discards it then, and waits for its replacement.
+  bool renew_idle = false;
   // How long after a launch the pool starts its replacement, so that the plugin just
   // launched gets the CPU first; at once when a launch or wait_ready() waits for one.
   std::chrono::milliseconds refill_delay{50};
@@ -60,8 +64,10 @@ class SandboxPool {
   SandboxPool(const SandboxPool &) = delete;
   SandboxPool &operator=(const SandboxPool &) = delete;
 
-  // Launches spec with the given stdio. Throws as Host::command() does for a bad Spec.
-  Child launch(const Spec &spec, const Stdio &stdio = {});
+  // Launches spec with the given stdio and plugin_env (as Host::command() takes it). Throws
+  // as Host::command() does for a bad Spec.
+  Child launch(const Spec &spec, const Stdio &stdio = {},
+               const std::vector<std::string> &plugin_env = {});
   // Waits until the sandboxes the pool holds are ready or timeout passed; returns how many
   // are. One that died meanwhile is replaced, and its failure goes to the audit sink.
   std::size_t wait_ready(std::chrono::milliseconds timeout);
@@ -81,8 +87,11 @@ class SandboxPool {
   enum class Readiness { ready, pending, dead };
 
   void run_spawner();
+  // Replaces the oldest ready sandbox when it is older than max_idle (renew_idle).
+  void renew_oldest(std::unique_lock<std::mutex> &lock);
   Prepared start_one() const;
-  Child spawn_cold(const Spec &spec, const Stdio &stdio);
+  Child spawn_cold(const Spec &spec, const Stdio &stdio,
+                   const std::vector<std::string> &plugin_env);
   Readiness await_ready(Prepared &sandbox, std::chrono::steady_clock::time_point deadline);
   // Kills a prepared sandbox that failed and says why in the audit sink.
   void discard(Prepared &sandbox, const std::string &why, bool for_a_launch);

@@ -1,0 +1,41 @@
+// From a LaunchRequest to what a launch runs: the config's part of the Spec added (network,
+// read paths, the egress proxy for network proxied, env), the backend chosen, private
+// directories made. `run` plans its own launches here and the launch service plans those it
+// is asked for, so the two never differ in what a plugin gets.
+#pragma once
+
+#include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/launcher/launch_request.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sandbox_host {
+
+// A directory made for one launch (0700), removed with everything in it afterwards.
+class PrivateDir {
+ public:
+  PrivateDir();  // under $TMPDIR when absolute, else /tmp
+  ~PrivateDir();
+  PrivateDir(const PrivateDir &) = delete;
+  PrivateDir &operator=(const PrivateDir &) = delete;
+  const std::filesystem::path &path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct LaunchPlan {
+  Spec spec;
+  std::string mode;
+  std::vector<std::string> plugin_env;  // NAME=VALUE, for Host::command()
+  // Set when the request named none; hold them until the plugin has exited.
+  std::unique_ptr<PrivateDir> private_socket_dir, private_tmp_dir;
+};
+
+// Throws, naming what was wrong, for a request the config or the host refuses.
+LaunchPlan plan_launch(Host &host, LaunchRequest request);
+
+}  // namespace sandbox_host

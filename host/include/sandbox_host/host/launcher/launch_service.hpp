@@ -1,0 +1,78 @@
+// The launch service of `sandbox-host serve` ([launcher] in the config): launches for other
+// processes of its own uid, on a unix socket, from sandboxes it prepared (SandboxPool), so
+// that a gateway in any language gets a prepared sandbox's start-up. A launch's plugin
+// lives as long as its client's connection: when that closes, whatever ended the client,
+// the plugin is killed.
+#pragma once
+
+#include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/sandbox_pool.hpp>
+#include <sandbox_host/unique_fd.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace sandbox_host {
+
+class LaunchService {
+ public:
+  // Listens at config.socket (0600, in a directory of this uid's that is 0700, made when
+  // missing) and starts preparing sandboxes for every backend that works and prepares, for
+  // each network the config enables. Throws naming what is wrong with the socket's place.
+  LaunchService(Host &host, const LauncherConfig &config);
+  // Ends every launch still running: its plugin is killed, its client told nothing more.
+  ~LaunchService();
+  LaunchService(const LaunchService &) = delete;
+  LaunchService &operator=(const LaunchService &) = delete;
+
+  // Accepts launches until stop is requested.
+  void serve(std::stop_token stop);
+
+  const std::filesystem::path &socket() const noexcept { return socket_path_; }
+  std::size_t launched() const noexcept { return launched_; }
+  std::size_t refused() const noexcept { return refused_; }
+  // Launches whose connection is open now (a client waiting for its plugin's end, too).
+  std::size_t active() const;
+
+ private:
+  void handle(UniqueFd connection);
+  void refuse(int connection, const std::string &plugin, const std::string &rule,
+              const std::string &reason);
+  SandboxPool &pool_for(const std::string &mode, Network network);
+  void reap_finished();  // needs connections_mutex_
+
+  Host &host_;
+  const LauncherConfig config_;
+  std::filesystem::path socket_path_;
+  UniqueFd listener_;
+  UniqueFd wake_;  // eventfd: stop
+
+  std::mutex pools_mutex_;
+  std::map<std::pair<std::string, Network>, std::unique_ptr<SandboxPool>> pools_;
+
+  struct Connection {
+    std::thread thread;
+    int fd = -1;  // owned by the thread; shut down to end it
+    bool done = false;
+  };
+  mutable std::mutex connections_mutex_;
+  std::condition_variable connections_changed_;
+  std::map<std::size_t, Connection> connections_;
+  std::size_t next_connection_ = 0;
+  bool stopping_ = false;
+
+  std::atomic<std::size_t> launched_{0};
+  std::atomic<std::size_t> refused_{0};
+};
+
+}  // namespace sandbox_host

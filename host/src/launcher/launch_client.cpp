@@ -1,0 +1,199 @@
+#include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/launcher/launch_client.hpp>
+#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/unique_fd.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string_view>
+#include <system_error>
+
+extern char **environ;
+
+namespace sandbox_host {
+namespace fs = std::filesystem;
+namespace {
+
+std::string resolved(const std::string &path, const char *what) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(path, ec);
+  if (ec) throw std::runtime_error(std::string(what) + " " + path + ": " + ec.message());
+  return canonical.string();
+}
+
+// A command named without a slash is looked up in PATH, as a shell does.
+std::string command_binary(const std::string &name) {
+  if (name.find('/') != std::string::npos) return resolved(name, "plugin binary");
+  const char *path = ::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
+  while (!rest.empty()) {
+    const size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (dir.empty() || dir.front() != '/') continue;
+    const fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) {
+      return resolved(candidate.string(), "plugin binary");
+    }
+  }
+  throw std::runtime_error("command " + name + ": not found in PATH");
+}
+
+UniqueFd connect_to(const std::string &socket) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket.empty() || socket.size() >= sizeof address.sun_path) {
+    throw std::runtime_error("not a unix socket path (1 to " +
+                             std::to_string(sizeof address.sun_path - 1) + " bytes)");
+  }
+  std::memcpy(address.sun_path, socket.data(), socket.size());
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "socket");
+  int connected;
+  do {
+    connected = ::connect(fd.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address);
+  } while (connected != 0 && errno == EINTR);
+  if (connected != 0) {
+    throw std::system_error(errno, std::generic_category(), "connect");
+  }
+  return fd;
+}
+
+// The caller's stdio as the plugin gets it; one the caller has closed is /dev/null, as a
+// shell's child would find it unusable either way.
+std::array<UniqueFd, 3> caller_stdio() {
+  std::array<UniqueFd, 3> stdio;
+  for (int fd = 0; fd < 3; ++fd) {
+    stdio[fd] = UniqueFd(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+    if (!stdio[fd]) stdio[fd] = UniqueFd(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!stdio[fd]) throw std::system_error(errno, std::generic_category(), "open /dev/null");
+  }
+  return stdio;
+}
+
+}  // namespace
+
+LaunchRequest make_launch_request(const LaunchOptions &options) {
+  if (options.command.empty()) throw std::runtime_error("no plugin binary named");
+  LaunchRequest request;
+  Spec &spec = request.spec;
+  spec.binary_path = command_binary(options.command.front());
+  spec.args.assign(options.command.begin() + 1, options.command.end());
+  spec.plugin_name = options.name.value_or("");
+  if (options.network) {
+    const auto network = parse_network(*options.network);
+    if (!network) {
+      throw std::runtime_error("--network " + *options.network +
+                               ": not a network; allowed: none, outbound, proxied");
+    }
+    spec.network = *network;
+    request.network_given = true;
+  }
+  if (options.socket_dir) spec.socket_dir = resolved(*options.socket_dir, "--socket-dir");
+  if (options.tmp_dir) spec.tmp_dir = resolved(*options.tmp_dir, "--tmp-dir");
+  for (const auto &path : options.read) spec.read_paths.push_back(resolved(path, "--read"));
+  try {
+    for (const auto &entry : options.env) check_env_entry(entry, "--env");
+    if (options.handshake) check_env_entry(*options.handshake, "--handshake");
+  } catch (const std::invalid_argument &e) {
+    throw std::runtime_error(e.what());
+  }
+  request.backend = options.backend;
+  request.env = {options.env, options.handshake};
+  for (char **entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    request.caller_env.emplace_back(*entry);
+  }
+  return request;
+}
+
+sigset_t forwarded_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&set, sig);
+  return set;
+}
+
+int launch_via(const std::string &program, const std::string &socket,
+               const LaunchRequest &request) {
+  const std::string fail_prefix = program + ": launch service " + socket + ": ";
+  try {
+    const sigset_t signals = forwarded_signals();
+    sigset_t previous;
+    ::sigprocmask(SIG_BLOCK, &signals, &previous);
+    UniqueFd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
+    if (!signal_fd) throw std::system_error(errno, std::generic_category(), "signalfd");
+    UniqueFd service = connect_to(socket);
+    {
+      const std::array<UniqueFd, 3> stdio = caller_stdio();
+      const std::array<int, 3> fds{stdio[0].get(), stdio[1].get(), stdio[2].get()};
+      try {
+        send_frame(service.get(), encode_launch_request(request), fds);
+      } catch (const std::system_error &) {
+        // A service that refused at once (busy, another uid) closed before reading; its
+        // refusal may wait to be read.
+        std::optional<Frame> frame;
+        try {
+          frame = receive_frame(service.get(), kMaxSmallFrame);
+        } catch (const std::exception &) {
+        }
+        if (frame) {
+          const LaunchReply reply = decode_reply(frame->body);
+          if (reply.kind == LaunchReply::Kind::refused) {
+            std::cerr << fail_prefix << reply.reason << "\n";
+            return kHostFailure;
+          }
+        }
+        throw;
+      }
+    }
+    for (;;) {
+      std::array<pollfd, 2> fds{pollfd{service.get(), POLLIN, 0},
+                                pollfd{signal_fd.get(), POLLIN, 0}};
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        throw std::system_error(errno, std::generic_category(), "poll");
+      }
+      if (fds[1].revents != 0) {
+        signalfd_siginfo info{};
+        if (::read(signal_fd.get(), &info, sizeof info) == sizeof info) {
+          try {
+            send_frame(service.get(), encode_signal(static_cast<int>(info.ssi_signo)));
+          } catch (const std::system_error &) {
+            // The service is gone; the next read says so.
+          }
+        }
+      }
+      if (fds[0].revents == 0) continue;
+      const std::optional<Frame> frame = receive_frame(service.get(), kMaxSmallFrame);
+      if (!frame) {
+        throw std::runtime_error(
+            "the launch service closed the connection before the plugin's "
+            "exit status");
+      }
+      const LaunchReply reply = decode_reply(frame->body);
+      if (reply.kind == LaunchReply::Kind::refused) {
+        std::cerr << fail_prefix << reply.reason << "\n";
+        return kHostFailure;
+      }
+      if (reply.kind == LaunchReply::Kind::exited) {
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+        return reply.signal != 0 ? 128 + reply.signal : reply.code;
+      }
+    }
+  } catch (const std::exception &e) {
+    std::cerr << fail_prefix << e.what() << "\n";
+    return kHostFailure;
+  }
+}
+
+}  // namespace sandbox_host

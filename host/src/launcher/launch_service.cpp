@@ -1,0 +1,377 @@
+#include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launcher/launch_plan.hpp>
+#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launcher/launch_service.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace sandbox_host {
+namespace fs = std::filesystem;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void throw_errno(const std::string &what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+std::string octal(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// The socket's directory keeps every other uid out, whatever the socket's own mode says.
+void make_private_directory(const fs::path &dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == ENOENT) {
+      fs::create_directories(dir.parent_path());
+      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("create " + dir.string());
+    } else {
+      throw_errno("create " + dir.string());
+    }
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) throw_errno("stat " + dir.string());
+  if (!S_ISDIR(st.st_mode)) {
+    throw std::runtime_error("launcher.socket: " + dir.string() + " is not a directory");
+  }
+  if (st.st_uid != ::geteuid()) {
+    throw std::runtime_error("launcher.socket: the directory " + dir.string() + " belongs to uid " +
+                             std::to_string(st.st_uid) + ", not to uid " +
+                             std::to_string(::geteuid()) + ", which serves");
+  }
+  if ((st.st_mode & 077) != 0) {
+    throw std::runtime_error("launcher.socket: the directory " + dir.string() + " is mode " +
+                             octal(st.st_mode) +
+                             "; it must be 0700, so that no other uid reaches the socket");
+  }
+}
+
+sockaddr_un address_of(const fs::path &path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string text = path.string();
+  if (text.size() >= sizeof address.sun_path) {
+    throw std::runtime_error("launcher.socket " + text + ": " + std::to_string(text.size()) +
+                             " bytes, longer than a unix socket path may be (" +
+                             std::to_string(sizeof address.sun_path - 1) + ")");
+  }
+  std::memcpy(address.sun_path, text.data(), text.size());
+  return address;
+}
+
+// A socket file left by a service that is gone is replaced; one that answers is not.
+void remove_stale_socket(const fs::path &path, const sockaddr_un &address) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISSOCK(st.st_mode)) {
+    throw std::runtime_error("launcher.socket " + path.string() + ": exists and is not a socket");
+  }
+  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (probe &&
+      ::connect(probe.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address) == 0) {
+    throw std::runtime_error("launcher.socket " + path.string() +
+                             ": another launch service answers there");
+  }
+  ::unlink(path.c_str());
+}
+
+UniqueFd listen_at(const fs::path &path) {
+  make_private_directory(path.parent_path());
+  const sockaddr_un address = address_of(path);
+  remove_stale_socket(path, address);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) throw_errno("launcher: socket");
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0) {
+    throw_errno("launcher: bind " + path.string());
+  }
+  if (::chmod(path.c_str(), 0600) != 0) throw_errno("launcher: chmod " + path.string());
+  if (::listen(fd.get(), SOMAXCONN) != 0) throw_errno("launcher: listen");
+  return fd;
+}
+
+// What the client sent that the service will not read: a unix socket closed with unread
+// data makes the peer's next read fail with ECONNRESET, before it reads the refusal.
+void discard_pending(int connection) {
+  std::array<char, 16384> buffer{};
+  for (int reads = 0; reads < 1024; ++reads) {
+    if (::recv(connection, buffer.data(), buffer.size(), MSG_DONTWAIT) <= 0) return;
+  }
+}
+
+bool forwardable(int signal) {
+  const sigset_t set = [] {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&s, sig);
+    return s;
+  }();
+  return sigismember(&set, signal) == 1;
+}
+
+}  // namespace
+
+LaunchService::LaunchService(Host &host, const LauncherConfig &config)
+    : host_(host), config_(config), socket_path_(config.socket) {
+  listener_ = listen_at(socket_path_);
+  wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_) throw_errno("launcher: eventfd");
+  // Sandboxes prepared now, for the launches to come.
+  if (config_.depth > 0) {
+    std::vector<Network> networks{Network::none, Network::outbound};
+    if (host_.config().egress) networks.push_back(Network::proxied);
+    for (const BackendStatus &status : host_.probe_all()) {
+      if (!status.available || !host_.prepares(status.name)) continue;
+      for (Network network : networks) pool_for(status.name, network);
+    }
+  }
+}
+
+LaunchService::~LaunchService() {
+  {
+    std::unique_lock lock(connections_mutex_);
+    stopping_ = true;
+    for (auto &[id, connection] : connections_) ::shutdown(connection.fd, SHUT_RDWR);
+    connections_changed_.wait(lock, [this] {
+      for (const auto &[id, connection] : connections_) {
+        if (!connection.done) return false;
+      }
+      return true;
+    });
+    reap_finished();
+  }
+  ::unlink(socket_path_.c_str());
+}
+
+std::size_t LaunchService::active() const {
+  std::lock_guard lock(connections_mutex_);
+  std::size_t count = 0;
+  for (const auto &[id, connection] : connections_) count += connection.done ? 0 : 1;
+  return count;
+}
+
+void LaunchService::reap_finished() {
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (it->second.done) {
+      it->second.thread.join();
+      it = connections_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
+  std::lock_guard lock(pools_mutex_);
+  auto &pool = pools_[{mode, network}];
+  if (!pool) {
+    const bool prepares = mode != kModeOff && config_.depth > 0 && host_.prepares(mode);
+    pool = std::make_unique<SandboxPool>(
+        host_, mode, network,
+        PoolOptions{.depth = prepares ? config_.depth : 0, .renew_idle = true});
+  }
+  return *pool;
+}
+
+void LaunchService::serve(std::stop_token stop) {
+  std::stop_callback wake(stop, [this] {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
+  });
+  while (!stop.stop_requested()) {
+    std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("launcher: poll");
+    }
+    if (fds[1].revents != 0) break;
+    UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!connection) {
+      if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
+      // Out of descriptors: the pending connection waits in the backlog for a moment.
+      if (errno == EMFILE || errno == ENFILE) {
+        host_.audit().record({"launcher", "", "launcher-descriptors",
+                              "accept a launch: " + std::string(std::strerror(errno)),
+                              "raise RLIMIT_NOFILE or lower launcher.max_launches"});
+        ::poll(nullptr, 0, 100);
+        continue;
+      }
+      throw_errno("launcher: accept");
+    }
+    std::lock_guard lock(connections_mutex_);
+    reap_finished();
+    if (connections_.size() >= config_.max_launches) {
+      refuse(connection.get(), "", "launcher-busy",
+             std::to_string(connections_.size()) +
+                 " launches are running, as many as launcher.max_launches allows");
+      continue;
+    }
+    const std::size_t id = next_connection_++;
+    Connection &entry = connections_[id];
+    entry.fd = connection.get();
+    entry.thread = std::thread([this, id, fd = std::move(connection)]() mutable {
+      // Signals sent to serve are for its signal-waiting thread.
+      sigset_t all;
+      sigfillset(&all);
+      ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+      handle(std::move(fd));
+      std::lock_guard done_lock(connections_mutex_);
+      connections_[id].done = true;
+      connections_[id].fd = -1;
+      connections_changed_.notify_all();
+    });
+  }
+}
+
+void LaunchService::refuse(int connection, const std::string &plugin, const std::string &rule,
+                           const std::string &reason) {
+  ++refused_;
+  host_.audit().record({"launcher", plugin, rule, reason, "the launch service refused it"});
+  LaunchReply reply;
+  reply.kind = LaunchReply::Kind::refused;
+  reply.reason = reason;
+  try {
+    send_frame(connection, encode_reply(reply));
+  } catch (const std::exception &) {
+    // The client is gone; the audit has the refusal.
+  }
+  discard_pending(connection);
+}
+
+void LaunchService::handle(UniqueFd connection) {
+  ucred peer{};
+  socklen_t length = sizeof peer;
+  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
+    refuse(connection.get(), "", "launcher-peer",
+           std::string("read the client's credentials: ") + std::strerror(errno));
+    return;
+  }
+  if (peer.uid != ::geteuid()) {
+    refuse(connection.get(), "", "launcher-peer",
+           "a launch from uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) +
+               "); this launch service serves uid " + std::to_string(::geteuid()) + " only");
+    return;
+  }
+
+  std::optional<Frame> frame;
+  try {
+    frame = receive_frame(connection.get(), config_.max_request_bytes,
+                          Clock::now() + config_.request_timeout);
+  } catch (const std::exception &e) {
+    refuse(connection.get(), "", "launcher-request", std::string("the request: ") + e.what());
+    return;
+  }
+  if (!frame) return;  // a client that only looked whether the service answers
+  if (frame->fds.size() != 3) {
+    refuse(connection.get(), "", "launcher-request",
+           "the request carries " + std::to_string(frame->fds.size()) +
+               " descriptors; a launch brings exactly its stdin, stdout and stderr");
+    return;
+  }
+  LaunchRequest request;
+  try {
+    request = decode_launch_request(frame->body);
+  } catch (const std::exception &e) {
+    refuse(connection.get(), "", "launcher-request", std::string("the request: ") + e.what());
+    return;
+  }
+  const std::string plugin = request.spec.plugin_name.empty()
+                                 ? fs::path(request.spec.binary_path).filename().string()
+                                 : request.spec.plugin_name;
+
+  LaunchPlan plan;
+  std::optional<Child> child;
+  try {
+    plan = plan_launch(host_, std::move(request));
+    const Stdio stdio{frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
+    child.emplace(pool_for(plan.mode, plan.spec.network).launch(plan.spec, stdio, plan.plugin_env));
+  } catch (const std::exception &e) {
+    refuse(connection.get(), plugin, "launcher-launch", e.what());
+    return;
+  }
+  frame->fds.clear();  // the plugin holds them now
+  ++launched_;
+
+  try {
+    send_frame(connection.get(),
+               encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, ""}));
+  } catch (const std::exception &) {
+    // The client is gone already: below, its connection reads as closed.
+  }
+  UniqueFd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0)));
+  if (!pid_fd) {
+    ::kill(child->pid(), SIGKILL);
+    child->wait();
+    refuse(connection.get(), plugin, "launcher-launch",
+           std::string("watch the plugin: pidfd_open: ") + std::strerror(errno));
+    return;
+  }
+  for (;;) {
+    std::array<pollfd, 2> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection.get(), POLLIN, 0}};
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents != 0) {
+      const ExitStatus status = child->wait();
+      try {
+        send_frame(connection.get(),
+                   encode_reply({LaunchReply::Kind::exited, 0, status.code, status.signal, ""}));
+      } catch (const std::exception &) {
+        // Nobody waits for the status any more.
+      }
+      return;
+    }
+    if (fds[1].revents == 0) continue;
+    std::optional<Frame> message;
+    try {
+      message =
+          receive_frame(connection.get(), kMaxSmallFrame, Clock::now() + config_.request_timeout);
+    } catch (const std::exception &e) {
+      host_.audit().record({"launcher", plugin, "launcher-request",
+                            std::string("a frame after the launch: ") + e.what(),
+                            "the plugin is killed: its client broke the protocol"});
+      message.reset();
+    }
+    int signal = 0;
+    if (message) {
+      try {
+        signal = decode_signal(message->body);
+      } catch (const std::exception &e) {
+        host_.audit().record({"launcher", plugin, "launcher-request",
+                              std::string("a frame after the launch: ") + e.what(),
+                              "ignored; a client sends only signals after its request"});
+        continue;
+      }
+      if (forwardable(signal)) {
+        ::kill(child->pid(), signal);
+      } else {
+        host_.audit().record({"launcher", plugin, "launcher-signal",
+                              "pass signal " + std::to_string(signal) + " to the plugin",
+                              "only SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 pass"});
+      }
+      continue;
+    }
+    // The client's connection closed: whatever ended the client, its plugin ends too.
+    break;
+  }
+  ::kill(child->pid(), SIGKILL);
+  child->wait();
+}
+
+}  // namespace sandbox_host

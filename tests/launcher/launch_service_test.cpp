@@ -1,0 +1,577 @@
+// The launch service of `sandbox-host serve` ([launcher]) and its clients, `sandbox-host run
+// --via` and sandbox-host-launch, through the real binaries, as root and as nobody: what the
+// plugin gets, the statuses, signals, the plugin's death with its client, and every bad
+// request refused with the service still serving and nothing of it leaked.
+#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/unique_fd.hpp>
+
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+namespace sandbox_host {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::ProcessResult;
+
+enum class User { root, nobody };
+
+std::string user_name(User user) {
+  return user == User::root ? "root" : "nobody";
+}
+
+std::string read_file(const fs::path &path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto &task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t child; in >> child;) out.push_back(child);
+  }
+  return out;
+}
+
+std::vector<pid_t> descendants(pid_t pid) {
+  std::vector<pid_t> all;
+  std::vector<pid_t> next{pid};
+  while (!next.empty()) {
+    const pid_t at = next.back();
+    next.pop_back();
+    for (pid_t child : children_of(at)) {
+      all.push_back(child);
+      next.push_back(child);
+    }
+  }
+  return all;
+}
+
+std::string cmdline(pid_t pid) {
+  std::string text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+std::size_t descriptors(pid_t pid) {
+  std::size_t count = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    ++count;
+  }
+  return count;
+}
+
+// `sandbox-host serve` with a [launcher], as the given user, from an install that user can run.
+class Service {
+ public:
+  // launcher_lines: more keys of the [launcher] table.
+  explicit Service(User user, const std::string &launcher_lines = "") : user_(user) {
+    const fs::path dir = home_.dir();
+    if (user == User::nobody) {
+      if (::chown(dir.c_str(), test::kNobody, test::kNobody) != 0)
+        throw std::runtime_error("chown");
+    }
+    socket_ = (dir / "l/launch.sock").string();
+    audit_ = dir / "audit.log";
+    std::ofstream(dir / "config.toml")
+        << "[launcher]\nsocket = \"" << socket_ << "\"\n"
+        << launcher_lines << "\n[broker]\nstate_dir = \"" << (dir / "state").string()
+        << "\"\n[audit]\npath = \"" << audit_.string() << "\"\nformat = \"json\"\n";
+    std::vector<std::string> argv = prefix();
+    argv.insert(argv.end(),
+                {install_.sandbox_host(), "serve", "--config", (dir / "config.toml").string()});
+    process_ = std::make_unique<test::RunningProcess>(argv);
+    if (!test::eventually([&] { return answers() || test::process_gone(process_->pid()); }, 20s) ||
+        !answers()) {
+      throw std::runtime_error("the launch service did not start: " + process_->wait(1s).err);
+    }
+  }
+  ~Service() {
+    ::kill(process_->pid(), SIGTERM);
+    process_->wait(10s);
+  }
+
+  std::vector<std::string> prefix() const {
+    return user_ == User::nobody ? test::as_nobody() : std::vector<std::string>{};
+  }
+  // A client command as the service's user: sandbox-host-launch --via SOCKET ARGS...
+  std::vector<std::string> launch(std::vector<std::string> args) const {
+    std::vector<std::string> argv = prefix();
+    argv.insert(argv.end(), {install_.sandbox_host_launch(), "--via", socket_});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  bool answers() const {
+    UniqueFd fd = connect_raw();
+    return static_cast<bool>(fd);
+  }
+  UniqueFd connect_raw() const {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket_.c_str(), sizeof address.sun_path - 1);
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (::connect(fd.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
+      return UniqueFd();
+    }
+    return fd;
+  }
+  pid_t pid() const { return process_->pid(); }
+  // What the service holds, to compare before and after: its descriptors, and its
+  // processes that are no prepared sandbox (a plugin, or a stage 1 that carries one).
+  std::size_t fds() const { return descriptors(pid()); }
+  std::vector<pid_t> plugins(const std::string &marker) const {
+    std::vector<pid_t> found;
+    for (pid_t p : descendants(pid())) {
+      if (cmdline(p).find(marker) != std::string::npos) found.push_back(p);
+    }
+    return found;
+  }
+  std::size_t processes() const { return descendants(pid()).size(); }
+  std::string audit() const { return read_file(audit_); }
+  const std::string &socket() const { return socket_; }
+  const test::UnprivilegedInstall &install() const { return install_; }
+  fs::path dir() const { return home_.dir(); }
+
+ private:
+  User user_;
+  test::UnprivilegedInstall install_;
+  test::TempFile home_{"", "unused"};
+  std::string socket_;
+  fs::path audit_;
+  std::unique_ptr<test::RunningProcess> process_;
+};
+
+std::vector<std::string> handshake_env() {
+  return {"PATH=/usr/bin:/bin",
+          "SECRET_TOKEN=hunter2",
+          "FOO=from-the-caller",
+          "BASIC_PLUGIN=hello",
+          "PLUGIN_MIN_PORT=10000",
+          "PLUGIN_MAX_PORT=25000",
+          "PLUGIN_PROTOCOL_VERSIONS=1",
+          "PLUGIN_CLIENT_CERT=-----BEGIN CERTIFICATE-----",
+          "CLAWPATROL_SANDBOX_SPEC=not-for-plugins"};
+}
+
+std::vector<std::string> passed_env(const std::vector<std::string> &env) {
+  std::vector<std::string> passed;
+  for (const auto &entry : env) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name != "PATH" && name != "LANG" && name != "HOME" && name != "TMPDIR") {
+      passed.push_back(entry);
+    }
+  }
+  return passed;
+}
+
+// The service's resting state, before and after: what it holds with no launch running.
+struct Resting {
+  std::size_t fds, processes;
+};
+
+void expect_back_to(const Service &service, const Resting &before) {
+  // A launch's prepared sandbox is replaced a moment later; the rest must go.
+  EXPECT_TRUE(test::eventually(
+      [&] { return service.fds() == before.fds && service.processes() == before.processes; }, 15s))
+      << "descriptors " << service.fds() << " (were " << before.fds << "), processes "
+      << service.processes() << " (were " << before.processes << ")";
+}
+
+Resting resting(const Service &service) {
+  // Prepared sandboxes still starting count once they are up.
+  std::this_thread::sleep_for(1s);
+  return {service.fds(), service.processes()};
+}
+
+class LaunchServiceTest : public ::testing::TestWithParam<User> {};
+
+TEST_P(LaunchServiceTest, ThePluginGetsBaseEnvAndOnlyTheVariablesItsCallerNames) {
+  Service service(GetParam());
+  test::ProcessOptions options = test::with_env(handshake_env());
+  const ProcessResult result = test::run_process(
+      service.launch({"--env", "FOO", "--env", "BAR=set=here", "--env", "UNSET_ONE", "--handshake",
+                      "BASIC_PLUGIN", "--", service.install().report_plugin(), "report"}),
+      options);
+  ASSERT_EQ(result.code, 0) << result.err;
+  const test::PluginReport report = test::parse_report(result.out);
+  EXPECT_EQ(passed_env(report.env),
+            (std::vector<std::string>{"FOO=from-the-caller", "BAR=set=here", "BASIC_PLUGIN=hello",
+                                      "PLUGIN_MIN_PORT=10000", "PLUGIN_MAX_PORT=25000",
+                                      "PLUGIN_PROTOCOL_VERSIONS=1",
+                                      "PLUGIN_CLIENT_CERT=-----BEGIN CERTIFICATE-----"}));
+  EXPECT_EQ(report.uid, GetParam() == User::root ? 0u : test::kNobody);
+  const std::string audit = service.audit();
+  EXPECT_NE(audit.find("FOO, BAR, BASIC_PLUGIN, PLUGIN_MIN_PORT, PLUGIN_MAX_PORT, "
+                       "PLUGIN_PROTOCOL_VERSIONS, PLUGIN_CLIENT_CERT"),
+            std::string::npos)
+      << audit;
+  EXPECT_EQ(audit.find("from-the-caller"), std::string::npos) << "a value reached the audit";
+  EXPECT_EQ(audit.find("hunter2"), std::string::npos);
+}
+
+TEST_P(LaunchServiceTest, RunViaTheVariableIsTheSameClient) {
+  Service service(GetParam());
+  std::vector<std::string> env = handshake_env();
+  env.push_back("SANDBOX_HOST_LAUNCHER=" + service.socket());
+  std::vector<std::string> argv = service.prefix();
+  argv.insert(argv.end(), {service.install().sandbox_host(), "run", "--env", "FOO", "--",
+                           service.install().report_plugin(), "report", "3"});
+  const ProcessResult result = test::run_process(argv, test::with_env(env));
+  EXPECT_EQ(result.code, 3) << result.err;
+  EXPECT_EQ(passed_env(test::parse_report(result.out).env),
+            std::vector<std::string>{"FOO=from-the-caller"});
+  // It came through the service: the service's audit names the launch.
+  EXPECT_NE(service.audit().find("the caller's variables FOO"), std::string::npos);
+}
+
+TEST_P(LaunchServiceTest, StatusesAreRunsOwn) {
+  Service service(GetParam());
+  const std::string plugin = service.install().report_plugin();
+  EXPECT_EQ(test::run_process(service.launch({"--", plugin, "report", "7"})).code, 7);
+  EXPECT_EQ(test::run_process(service.launch({"--", plugin, "signal", "15"})).code, 128 + 15);
+
+  const ProcessResult refused =
+      test::run_process(service.launch({"--backend", "seatbelt", "--", plugin, "report"}));
+  EXPECT_EQ(refused.code, 125);
+  EXPECT_NE(refused.err.find("backend seatbelt was named for this launch, but it does not work"),
+            std::string::npos)
+      << refused.err;
+
+  // A script whose interpreter the sandbox does not hold: the setup's one line, and 87.
+  const fs::path interpreter = service.dir() / "interpreter";
+  fs::copy_file("/bin/true", interpreter);
+  const fs::path script = service.install().dir() / "bin/shebang";
+  std::ofstream(script) << "#!" << interpreter.string() << "\n";
+  fs::permissions(script, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(interpreter,
+                  fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  const ProcessResult failed = test::run_process(service.launch({"--", script.string()}));
+  EXPECT_EQ(failed.code, 87);
+  EXPECT_EQ(failed.err,
+            "clawpatrol-sandbox: exec: " + script.string() + ": No such file or directory\n");
+}
+
+TEST_P(LaunchServiceTest, StdinAndStdoutAreTheCallersOwn) {
+  Service service(GetParam());
+  test::TempFile input("line one\nline two\n", "input");
+  UniqueFd in(::open(input.path().c_str(), O_RDONLY | O_CLOEXEC));
+  test::ProcessOptions options;
+  options.stdin_fd = in.get();
+  const ProcessResult result = test::run_process(service.launch({"--", "/bin/cat"}), options);
+  EXPECT_EQ(result.code, 0) << result.err;
+  EXPECT_EQ(result.out, "line one\nline two\n");
+}
+
+TEST_P(LaunchServiceTest, ASignalTheClientGetsReachesThePlugin) {
+  Service service(GetParam());
+  test::RunningProcess client(
+      service.launch({"--", service.install().report_plugin(), "sleep", "60"}));
+  ASSERT_TRUE(client.read_line(20s).value_or("").starts_with("ready")) << client.wait(1s).err;
+  ::kill(client.pid(), SIGTERM);
+  const ProcessResult result = client.wait(20s);
+  EXPECT_EQ(result.code, 128 + SIGTERM) << result.err;
+}
+
+TEST_P(LaunchServiceTest, SigkillOfTheClientTakesThePluginAndLeavesNothing) {
+  Service service(GetParam());
+  const Resting before = resting(service);
+  test::RunningProcess client(
+      service.launch({"--", service.install().report_plugin(), "sleep", "61"}));
+  ASSERT_TRUE(client.read_line(20s).value_or("").starts_with("ready")) << client.wait(1s).err;
+  const std::vector<pid_t> plugin = service.plugins("report_plugin sleep 61");
+  ASSERT_FALSE(plugin.empty()) << "no plugin under the service";
+  ::kill(client.pid(), SIGKILL);
+  client.wait(10s);
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        return std::all_of(plugin.begin(), plugin.end(),
+                           [](pid_t p) { return test::process_gone(p); });
+      },
+      10s))
+      << "the plugin outlived its client";
+  expect_back_to(service, before);
+}
+
+TEST_P(LaunchServiceTest, TwoHundredLaunchesAtOnceAllRunAndLeaveNothing) {
+  Service service(GetParam());
+  const Resting before = resting(service);
+  std::vector<std::unique_ptr<test::RunningProcess>> clients;
+  for (int i = 0; i < 200; ++i) {
+    clients.push_back(std::make_unique<test::RunningProcess>(service.launch(
+        {"--", service.install().report_plugin(), "report", std::to_string(i % 5)})));
+  }
+  int right = 0;
+  std::string wrong;
+  for (int i = 0; i < 200; ++i) {
+    const ProcessResult result = clients[i]->wait(180s);
+    if (result.code == i % 5 && result.out.find("pid ") == 0) {
+      ++right;
+    } else if (wrong.empty()) {
+      wrong = "launch " + std::to_string(i) + ": status " + std::to_string(result.code) + ": " +
+              result.err;
+    }
+  }
+  EXPECT_EQ(right, 200) << wrong;
+  expect_back_to(service, before);
+}
+
+TEST_P(LaunchServiceTest, PastMaxLaunchesALaunchIsRefusedByNameAndTheOthersRun) {
+  Service service(GetParam(), "max_launches = 3");
+  std::vector<std::unique_ptr<test::RunningProcess>> sleepers;
+  for (int i = 0; i < 3; ++i) {
+    sleepers.push_back(std::make_unique<test::RunningProcess>(
+        service.launch({"--", service.install().report_plugin(), "sleep", "60"})));
+    ASSERT_TRUE(sleepers.back()->read_line(20s).value_or("").starts_with("ready"));
+  }
+  const ProcessResult refused =
+      test::run_process(service.launch({"--", service.install().report_plugin(), "report"}));
+  EXPECT_EQ(refused.code, 125);
+  EXPECT_NE(refused.err.find("3 launches are running, as many as launcher.max_launches allows"),
+            std::string::npos)
+      << refused.err;
+  for (auto &sleeper : sleepers) {
+    ::kill(sleeper->pid(), SIGTERM);
+    EXPECT_EQ(sleeper->wait(20s).code, 128 + SIGTERM);
+  }
+  // The slots are free again once the service has seen its plugins go.
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        return test::run_process(
+                   service.launch({"--", service.install().report_plugin(), "report"}))
+                   .code == 0;
+      },
+      10s));
+}
+
+// The same environment rules for a launch run here, without the service.
+TEST_P(LaunchServiceTest, RunHereAppliesTheSameEnvironmentRules) {
+  test::UnprivilegedInstall install;
+  test::TempFile config(
+      "[plugins.report_plugin]\nenv = [\"FOO\", \"CONST=1\"]\nhandshake = \"BASIC_PLUGIN\"\n",
+      "config.toml");
+  std::vector<std::string> argv =
+      GetParam() == User::nobody ? test::as_nobody() : std::vector<std::string>{};
+  argv.push_back(install.sandbox_host());
+  argv.push_back("run");
+  auto run = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = argv;
+    all.insert(all.end(), args.begin(), args.end());
+    return test::run_process(all, test::with_env(handshake_env()));
+  };
+  const ProcessResult named =
+      run({"--env", "FOO", "--handshake", "BASIC_PLUGIN", "--", install.report_plugin(), "report"});
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_EQ(passed_env(test::parse_report(named.out).env),
+            (std::vector<std::string>{"FOO=from-the-caller", "BASIC_PLUGIN=hello",
+                                      "PLUGIN_MIN_PORT=10000", "PLUGIN_MAX_PORT=25000",
+                                      "PLUGIN_PROTOCOL_VERSIONS=1",
+                                      "PLUGIN_CLIENT_CERT=-----BEGIN CERTIFICATE-----"}));
+  EXPECT_NE(named.err.find("noted: launch plugin=report_plugin rule=env-passed"), std::string::npos)
+      << named.err;
+
+  const ProcessResult configured =
+      run({"--config", config.path().string(), "--", install.report_plugin(), "report"});
+  ASSERT_EQ(configured.code, 0) << configured.err;
+  const auto passed = passed_env(test::parse_report(configured.out).env);
+  EXPECT_EQ(passed.size(), 7u);
+  EXPECT_EQ(passed.at(0), "FOO=from-the-caller");
+  EXPECT_EQ(passed.at(1), "CONST=1");
+
+  const ProcessResult nothing = run({"--", install.report_plugin(), "report"});
+  EXPECT_EQ(passed_env(test::parse_report(nothing.out).env), std::vector<std::string>{});
+
+  for (const auto &[entry, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"CLAWPATROL_SANDBOX_SPEC", "CLAWPATROL_* variables are the gateway's"},
+           {"HOME=/root", "env HOME: BaseEnv sets this variable"},
+           {"TMPDIR", "env TMPDIR: BaseEnv sets this variable"},
+           {"1ABC=x", "not a variable name"},
+           {"=x", "not a variable name"}}) {
+    const ProcessResult refused = run({"--env", entry, "--", install.report_plugin(), "report"});
+    EXPECT_EQ(refused.code, 125) << entry;
+    EXPECT_NE(refused.err.find(reason), std::string::npos) << entry << ": " << refused.err;
+    EXPECT_EQ(refused.out, "") << entry;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Users, LaunchServiceTest, ::testing::Values(User::root, User::nobody),
+                         [](const auto &info) { return user_name(info.param); });
+
+// Requests written by hand, for what a client of ours never sends.
+class RawRequests : public ::testing::Test {
+ protected:
+  static LaunchReply exchange(const Service &service, const std::string &body, int fd_count,
+                              std::optional<std::uint32_t> claimed_size = std::nullopt) {
+    UniqueFd socket = service.connect_raw();
+    if (!socket) throw std::runtime_error("connect");
+    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    const std::vector<int> fds(static_cast<std::size_t>(fd_count), null.get());
+    if (claimed_size) {
+      const std::array<unsigned char, 4> header{static_cast<unsigned char>(*claimed_size >> 24),
+                                                static_cast<unsigned char>(*claimed_size >> 16),
+                                                static_cast<unsigned char>(*claimed_size >> 8),
+                                                static_cast<unsigned char>(*claimed_size)};
+      if (::send(socket.get(), header.data(), header.size(), MSG_NOSIGNAL) != 4) {
+        throw std::runtime_error("send");
+      }
+      ::send(socket.get(), body.data(), body.size(), MSG_NOSIGNAL);
+    } else {
+      send_frame(socket.get(), body, fds);
+    }
+    std::optional<Frame> frame =
+        receive_frame(socket.get(), kMaxSmallFrame, std::chrono::steady_clock::now() + 20s);
+    if (!frame) throw std::runtime_error("the service closed without a reply");
+    return decode_reply(frame->body);
+  }
+
+  static std::string request_for(const Service &service, const std::string &binary) {
+    LaunchRequest request;
+    request.spec.binary_path = binary;
+    request.spec.args = {"report"};
+    request.caller_env = {"PATH=/usr/bin"};
+    (void)service;
+    return encode_launch_request(request);
+  }
+};
+
+TEST_F(RawRequests, EachBadRequestIsRefusedByNameAndTheServiceKeepsServing) {
+  Service service(User::root);
+  const Resting before = resting(service);
+  const std::string plugin = service.install().report_plugin();
+
+  struct Case {
+    std::string what, body;
+    int fds;
+    std::optional<std::uint32_t> claimed;
+    std::string reason;
+  };
+  const std::vector<Case> cases{
+      {"not JSON", "{\"spec\": ", 3, {}, "not a JSON object"},
+      {"not an object", "[1,2]", 3, {}, "not a JSON object"},
+      {"no spec", "{\"network_given\": false}", 3, {}, "field \"spec\" is not an object"},
+      {"no descriptors",
+       request_for(service, plugin),
+       0,
+       {},
+       "exactly its stdin, stdout and stderr"},
+      {"one descriptor", request_for(service, plugin), 1, {}, "carries 1 descriptors"},
+      {"a binary that does not exist",
+       request_for(service, "/nonexistent/plugin"),
+       3,
+       {},
+       "/nonexistent/plugin"},
+      {"a relative binary",
+       request_for(service, "report_plugin"),
+       3,
+       {},
+       "BinaryPath: \"report_plugin\" is not an absolute path"},
+      {"huge", "{}", 0, 1u << 30, "a frame of 1073741824 bytes, over the bound of 1048576"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    const LaunchReply reply = exchange(service, c.body, c.fds, c.claimed);
+    EXPECT_EQ(reply.kind, LaunchReply::Kind::refused);
+    EXPECT_NE(reply.reason.find(c.reason), std::string::npos) << reply.reason;
+  }
+  // A client that dies inside its request, and one that only looks.
+  {
+    UniqueFd socket = service.connect_raw();
+    const std::array<char, 6> half{0, 0, 1, 0, '{', '"'};
+    ASSERT_EQ(::send(socket.get(), half.data(), half.size(), MSG_NOSIGNAL), 6);
+  }
+  { UniqueFd socket = service.connect_raw(); }
+
+  const ProcessResult good = test::run_process(service.launch({"--", plugin, "report", "4"}));
+  EXPECT_EQ(good.code, 4) << good.err;
+  expect_back_to(service, before);
+  // Every refusal is in the audit too.
+  EXPECT_NE(service.audit().find("launcher-request"), std::string::npos);
+}
+
+TEST_F(RawRequests, AnotherUidIsRefusedAndTheSocketIsOwnersOnly) {
+  Service service(User::nobody);
+  struct stat socket_stat {
+  }, dir_stat{};
+  ASSERT_EQ(::stat(service.socket().c_str(), &socket_stat), 0);
+  ASSERT_EQ(::stat(fs::path(service.socket()).parent_path().c_str(), &dir_stat), 0);
+  EXPECT_EQ(socket_stat.st_mode & 07777, 0600u);
+  EXPECT_EQ(dir_stat.st_mode & 07777, 0700u);
+  EXPECT_EQ(socket_stat.st_uid, test::kNobody);
+
+  // Root passes the directory's mode, not the service's check.
+  const ProcessResult root =
+      test::run_process({service.install().sandbox_host_launch(), "--via", service.socket(), "--",
+                         service.install().report_plugin(), "report"});
+  EXPECT_EQ(root.code, 125);
+  EXPECT_NE(root.err.find("a launch from uid 0"), std::string::npos) << root.err;
+  EXPECT_NE(root.err.find("serves uid 65534 only"), std::string::npos) << root.err;
+  EXPECT_EQ(root.out, "");
+  const ProcessResult own =
+      test::run_process(service.launch({"--", service.install().report_plugin(), "report"}));
+  EXPECT_EQ(own.code, 0) << own.err;
+}
+
+TEST(LauncherConfig, BadKeysAreRefusedByName) {
+  for (const auto &[text, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"[launcher]\nsocket = \"relative\"\n", "launcher.socket"},
+           {"[launcher]\ndepth = 99\n", "launcher.depth"},
+           {"[launcher]\nmax_launches = 0\n", "launcher.max_launches"},
+           {"[launcher]\nport = 1\n", "launcher.port"},
+           {"[plugins.p]\nenv = [\"OK\", \"CLAWPATROL_X=1\"]\n", "plugins.p.env[1]"},
+           {"[plugins.p]\nenv = \"FOO\"\n", "plugins.p.env"},
+           {"[plugins.p]\nhandshake = \"COOKIE=1\"\n", "plugins.p.handshake"}}) {
+    test::TempFile file(text, "config.toml");
+    try {
+      load_config(file.path());
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ConfigError &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  }
+  test::TempFile defaults("[launcher]\n[broker]\nstate_dir = \"/srv/state\"\n", "config.toml");
+  const Config config = load_config(defaults.path());
+  ASSERT_TRUE(config.launcher);
+  EXPECT_EQ(config.launcher->socket, "/srv/state/launcher/launch.sock");
+  EXPECT_EQ(config.launcher->depth, 1u);
+}
+
+TEST(LauncherConfig, APlaceThatLetsOthersInIsRefusedByName) {
+  test::UnprivilegedInstall install;
+  test::TempFile home("", "unused");
+  fs::create_directories(home.dir() / "open");
+  fs::permissions(home.dir() / "open",
+                  fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  std::ofstream(home.dir() / "config.toml")
+      << "[launcher]\nsocket = \"" << (home.dir() / "open/launch.sock").string()
+      << "\"\n[broker]\nstate_dir = \"" << (home.dir() / "state").string() << "\"\n";
+  const ProcessResult result = test::run_process(
+      {install.sandbox_host(), "serve", "--config", (home.dir() / "config.toml").string()});
+  EXPECT_EQ(result.code, 125);
+  EXPECT_NE(result.err.find("is mode 0705; it must be 0700"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace sandbox_host
