@@ -29,6 +29,10 @@ packages=(
                             # a bigger metapackage in bookworm; tinyproxy-bin is the binary alone)
   clang-14                  # the bounded fuzz run in test.sh (fuzz/): libFuzzer is clang's
   libclang-rt-14-dev        # libFuzzer's and the sanitizers' runtime; clang-14 only recommends it
+  golang-go                 # go/: the Go package for gateways, tested offline in GOPATH mode
+  golang-github-hashicorp-go-plugin-dev  # tests/go: real go-plugin (1.0.1) gateways and plugins
+  golang-google-grpc-dev    # tests/go: the gRPC plugin
+  golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev  # gRPC's codec; wrapperspb
 )
 
 missing=()
