@@ -127,9 +127,16 @@ int launch_via(const std::string &program, const std::string &socket,
                const LaunchRequest &request) {
   const std::string fail_prefix = program + ": launch service " + socket + ": ";
   try {
+    // Blocked for as long as they are read from signal_fd, then as before.
+    struct BlockedSignals {
+      sigset_t previous;
+      explicit BlockedSignals(const sigset_t &signals) {
+        ::sigprocmask(SIG_BLOCK, &signals, &previous);
+      }
+      ~BlockedSignals() { ::sigprocmask(SIG_SETMASK, &previous, nullptr); }
+    };
     const sigset_t signals = forwarded_signals();
-    sigset_t previous;
-    ::sigprocmask(SIG_BLOCK, &signals, &previous);
+    const BlockedSignals blocked(signals);
     UniqueFd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
     if (!signal_fd) throw std::system_error(errno, std::generic_category(), "signalfd");
     UniqueFd service = connect_to(socket);
@@ -186,7 +193,6 @@ int launch_via(const std::string &program, const std::string &socket,
         return kHostFailure;
       }
       if (reply.kind == LaunchReply::Kind::exited) {
-        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         return reply.signal != 0 ? 128 + reply.signal : reply.code;
       }
     }

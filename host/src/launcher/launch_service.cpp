@@ -229,10 +229,13 @@ void LaunchService::serve(std::stop_token stop) {
       sigset_t all;
       sigfillset(&all);
       ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
-      handle(std::move(fd));
+      handle(fd.get());
+      // Closed under the lock, once the destructor can no longer shut the number down: a
+      // number closed before would be another descriptor's by then.
       std::lock_guard done_lock(connections_mutex_);
-      connections_[id].done = true;
       connections_[id].fd = -1;
+      fd.reset();
+      connections_[id].done = true;
       connections_changed_.notify_all();
     });
   }
@@ -253,16 +256,16 @@ void LaunchService::refuse(int connection, const std::string &plugin, const std:
   discard_pending(connection);
 }
 
-void LaunchService::handle(UniqueFd connection) {
+void LaunchService::handle(int connection) {
   ucred peer{};
   socklen_t length = sizeof peer;
-  if (::getsockopt(connection.get(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
-    refuse(connection.get(), "", "launcher-peer",
+  if (::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
+    refuse(connection, "", "launcher-peer",
            std::string("read the client's credentials: ") + std::strerror(errno));
     return;
   }
   if (peer.uid != ::geteuid()) {
-    refuse(connection.get(), "", "launcher-peer",
+    refuse(connection, "", "launcher-peer",
            "a launch from uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) +
                "); this launch service serves uid " + std::to_string(::geteuid()) + " only");
     return;
@@ -270,15 +273,15 @@ void LaunchService::handle(UniqueFd connection) {
 
   std::optional<Frame> frame;
   try {
-    frame = receive_frame(connection.get(), config_.max_request_bytes,
+    frame = receive_frame(connection, config_.max_request_bytes,
                           Clock::now() + config_.request_timeout);
   } catch (const std::exception &e) {
-    refuse(connection.get(), "", "launcher-request", std::string("the request: ") + e.what());
+    refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
     return;
   }
   if (!frame) return;  // a client that only looked whether the service answers
   if (frame->fds.size() != 3) {
-    refuse(connection.get(), "", "launcher-request",
+    refuse(connection, "", "launcher-request",
            "the request carries " + std::to_string(frame->fds.size()) +
                " descriptors; a launch brings exactly its stdin, stdout and stderr");
     return;
@@ -287,7 +290,7 @@ void LaunchService::handle(UniqueFd connection) {
   try {
     request = decode_launch_request(frame->body);
   } catch (const std::exception &e) {
-    refuse(connection.get(), "", "launcher-request", std::string("the request: ") + e.what());
+    refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
     return;
   }
   const std::string plugin = request.spec.plugin_name.empty()
@@ -301,15 +304,14 @@ void LaunchService::handle(UniqueFd connection) {
     const Stdio stdio{frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
     child.emplace(pool_for(plan.mode, plan.spec.network).launch(plan.spec, stdio, plan.plugin_env));
   } catch (const std::exception &e) {
-    refuse(connection.get(), plugin, "launcher-launch", e.what());
+    refuse(connection, plugin, "launcher-launch", e.what());
     return;
   }
   frame->fds.clear();  // the plugin holds them now
   ++launched_;
 
   try {
-    send_frame(connection.get(),
-               encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, ""}));
+    send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, ""}));
   } catch (const std::exception &) {
     // The client is gone already: below, its connection reads as closed.
   }
@@ -317,12 +319,12 @@ void LaunchService::handle(UniqueFd connection) {
   if (!pid_fd) {
     ::kill(child->pid(), SIGKILL);
     child->wait();
-    refuse(connection.get(), plugin, "launcher-launch",
+    refuse(connection, plugin, "launcher-launch",
            std::string("watch the plugin: pidfd_open: ") + std::strerror(errno));
     return;
   }
   for (;;) {
-    std::array<pollfd, 2> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection.get(), POLLIN, 0}};
+    std::array<pollfd, 2> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection, POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -330,7 +332,7 @@ void LaunchService::handle(UniqueFd connection) {
     if (fds[0].revents != 0) {
       const ExitStatus status = child->wait();
       try {
-        send_frame(connection.get(),
+        send_frame(connection,
                    encode_reply({LaunchReply::Kind::exited, 0, status.code, status.signal, ""}));
       } catch (const std::exception &) {
         // Nobody waits for the status any more.
@@ -340,8 +342,7 @@ void LaunchService::handle(UniqueFd connection) {
     if (fds[1].revents == 0) continue;
     std::optional<Frame> message;
     try {
-      message =
-          receive_frame(connection.get(), kMaxSmallFrame, Clock::now() + config_.request_timeout);
+      message = receive_frame(connection, kMaxSmallFrame, Clock::now() + config_.request_timeout);
     } catch (const std::exception &e) {
       host_.audit().record({"launcher", plugin, "launcher-request",
                             std::string("a frame after the launch: ") + e.what(),

@@ -45,7 +45,7 @@ class LaunchService {
   std::size_t active() const;
 
  private:
-  void handle(UniqueFd connection);
+  void handle(int connection);
   void refuse(int connection, const std::string &plugin, const std::string &rule,
               const std::string &reason);
   SandboxPool &pool_for(const std::string &mode, Network network);
@@ -62,7 +62,7 @@ class LaunchService {
 
   struct Connection {
     std::thread thread;
-    int fd = -1;  // owned by the thread; shut down to end it
+    int fd = -1;  // owned by the thread, which sets -1 before it closes it; shut down to end it
     bool done = false;
   };
   mutable std::mutex connections_mutex_;
