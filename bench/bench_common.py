@@ -181,11 +181,12 @@ def run_as(prefix, argv, env, cwd, timeout=60):
                           timeout=timeout)
 
 
-def verify_sandbox(prefix, exe, env, cwd, run_options=()):
+def verify_sandbox(prefix, exe, env, cwd, run_options=(), client=None):
     """Before any timing: `run -- /bin/true` exits 0, and a shell in the sandbox sees
     NoNewPrivs 1, Seccomp 2 and hostname sandbox. Returns the lines to quote. run_options go
-    before the `--` (["--prepared"]: through a prepared sandbox, as a SandboxPool launches)."""
-    run = [str(exe), "run", *run_options, "--"]
+    before the `--` (["--prepared"]: through a prepared sandbox, as a SandboxPool launches);
+    client replaces `exe run` (e.g. [sandbox-host-launch], with ["--via", socket])."""
+    run = [*(client or [str(exe), "run"]), *run_options, "--"]
     r = run_as(prefix, run + [PLUGIN], env, cwd)
     if r.returncode != 0:
         die(f"`sandbox-host {' '.join(run[1:])} {PLUGIN}` exited {r.returncode}: "
@@ -241,12 +242,18 @@ class ForeignLoad:
     """How much CPU time others used while a block ran: all CPUs' busy time minus the CPU
     time of our own (waited-for) children, as a share of the machine. Kernel threads doing
     work for our processes (namespace clean-up in kworkers, RCU) count as foreign too, so an
-    idle machine shows a few per cent."""
+    idle machine shows a few per cent. own_cpu, when given, returns the CPU seconds of
+    processes that work for the measured commands without being waited for (a service they
+    launch through); what it gains meanwhile counts as the commands', not as others'."""
+
+    def __init__(self, own_cpu=None):
+        self.own_cpu = own_cpu or (lambda: 0.0)
 
     def __enter__(self):
         self.start = time.monotonic()
         self.jiffies = cpu_jiffies()
         self.children = os.times()
+        self.own = self.own_cpu()
         return self
 
     def __exit__(self, *exc):
@@ -254,7 +261,8 @@ class ForeignLoad:
         busy = (cpu_jiffies()[0] - self.jiffies[0]) / os.sysconf("SC_CLK_TCK")
         after = os.times()
         ours = (after.children_user - self.children.children_user +
-                after.children_system - self.children.children_system)
+                after.children_system - self.children.children_system +
+                self.own_cpu() - self.own)
         self.share = max(0.0, busy - ours) / (wall * (os.cpu_count() or 1))
         return False
 
@@ -321,14 +329,14 @@ def add_run_arguments(parser):
                         help="print the section instead of writing docs/benchmarks.md")
 
 
-def quietly(measure, args):
+def quietly(measure, args, own_cpu=None):
     """Runs measure() once the machine is idle, again (up to args.attempts times) while others
     used more than args.max_foreign of the CPUs during it; returns the least disturbed result
-    as (result, foreign share, CPUs busy before it, attempts made)."""
+    as (result, foreign share, CPUs busy before it, attempts made). own_cpu: as ForeignLoad's."""
     best = None
     for attempt in range(1, args.attempts + 1):
         busy = wait_for_idle(args.max_busy, args.max_wait)
-        with ForeignLoad() as foreign:
+        with ForeignLoad(own_cpu) as foreign:
             result = measure()
         print(f"attempt {attempt}: others used {foreign.share:.1%} of the CPUs meanwhile",
               file=sys.stderr)
@@ -374,11 +382,12 @@ def reap_orphans(timeout=10.0):
 
 # ---- statistics ---------------------------------------------------------------------------
 
-def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs):
-    """One hyperfine invocation for all commands; returns its results, in order."""
+def hyperfine(prefix, commands, env, cwd, out_dir, warmup, runs, options=()):
+    """One hyperfine invocation for all commands; returns its results, in order. options go
+    before the commands (e.g. one --prepare per command)."""
     export = out_dir / "hyperfine.json"
     command = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--style",
-               "basic", "--export-json", str(export)]
+               "basic", *options, "--export-json", str(export)]
     command += [shlex.join(argv) for _, argv in commands]
     print("running:", shlex.join(prefix + command), file=sys.stderr)
     r = subprocess.run(prefix + command, env=env, cwd=cwd, capture_output=True, text=True)
