@@ -77,15 +77,18 @@ int run_serve(const ServeOptions &options) {
             << " (operations: " << (names.empty() ? "none" : names) << ")" << std::endl;
   int signal = 0;
   sigwait(&ending, &signal);
+  std::string launches;
   if (launching.joinable()) {
     launching.request_stop();
     launching.join();
+    launches = "; launched " + std::to_string(launcher->launched()) + ", refused " +
+               std::to_string(launcher->refused()) + " launches";
   }
   launcher.reset();
   serving.request_stop();
   serving.join();
   std::cerr << "sandbox-host serve: stopped by signal " << signal << "; answered "
-            << broker.answered() << ", refused " << broker.refused() << std::endl;
+            << broker.answered() << ", refused " << broker.refused() << launches << std::endl;
   return 0;
 }
 

@@ -158,13 +158,6 @@ LaunchService::~LaunchService() {
   ::unlink(socket_path_.c_str());
 }
 
-std::size_t LaunchService::active() const {
-  std::lock_guard lock(connections_mutex_);
-  std::size_t count = 0;
-  for (const auto &[id, connection] : connections_) count += connection.done ? 0 : 1;
-  return count;
-}
-
 void LaunchService::reap_finished() {
   for (auto it = connections_.begin(); it != connections_.end();) {
     if (it->second.done) {

@@ -41,8 +41,6 @@ class LaunchService {
   const std::filesystem::path &socket() const noexcept { return socket_path_; }
   std::size_t launched() const noexcept { return launched_; }
   std::size_t refused() const noexcept { return refused_; }
-  // Launches whose connection is open now (a client waiting for its plugin's end, too).
-  std::size_t active() const;
 
  private:
   void handle(int connection);
@@ -65,7 +63,7 @@ class LaunchService {
     int fd = -1;  // owned by the thread, which sets -1 before it closes it; shut down to end it
     bool done = false;
   };
-  mutable std::mutex connections_mutex_;
+  std::mutex connections_mutex_;
   std::condition_variable connections_changed_;
   std::map<std::size_t, Connection> connections_;
   std::size_t next_connection_ = 0;
