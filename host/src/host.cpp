@@ -242,28 +242,30 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     }
     launch.env.push_back(name + "=" + value);
   }
+  const std::size_t own_count = launch.env.size();
   for (const auto &entry : plugin_env) {
     check_env_entry(entry, "env");
     if (entry.find('=') == std::string::npos) {
       throw std::invalid_argument("env " + entry + ": a plugin's variable is NAME=VALUE here");
     }
     const std::string name = entry.substr(0, entry.find('='));
-    auto set_already = std::find_if(launch.env.begin(), launch.env.end(), [&](const auto &e) {
-      return e.compare(0, name.size() + 1, name + "=") == 0;
-    });
+    const auto set_already = std::find_if(
+        launch.env.begin(), launch.env.end(),
+        [&](const std::string &e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
+    const auto at = static_cast<std::size_t>(set_already - launch.env.begin());
+    if (set_already != launch.env.end() && at >= own_count) {
+      throw std::invalid_argument("env " + name + ": named twice; a variable passes once");
+    }
     if (set_already != launch.env.end()) {
       audit_->record({"spec", spec.plugin_name, "env-reserved",
                       "pass the variable " + name + " to the plugin",
                       "BaseEnv or the backend sets it; leave it out of env"});
-      throw std::invalid_argument(
-          "env " + name + ": " +
-          (static_cast<std::size_t>(set_already - launch.env.begin()) < base_count
-               ? std::string("BaseEnv")
-               : "backend " + mode) +
-          " sets this variable for the plugin; it cannot be passed");
+      throw std::invalid_argument("env " + name + ": " +
+                                  (at < base_count ? std::string("BaseEnv") : "backend " + mode) +
+                                  " sets this variable for the plugin; it cannot be passed");
     }
+    launch.env.push_back(entry);
   }
-  launch.env.insert(launch.env.end(), plugin_env.begin(), plugin_env.end());
   if (!plugin_env.empty()) {
     audit_->record(
         {"launch", spec.plugin_name, "env-passed",

@@ -79,6 +79,10 @@ std::vector<std::map<std::string, std::string>> AuditCapture::records() const {
     for (const auto &name : {"component", "plugin", "rule", "attempted", "hint"}) {
       record[name] = object->getValue<std::string>(name);
     }
+    // Only a record that is no refusal has it.
+    if (object->has("refused")) {
+      record["refused"] = object->getValue<bool>("refused") ? "true" : "false";
+    }
     out.push_back(std::move(record));
   }
   return out;

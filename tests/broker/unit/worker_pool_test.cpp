@@ -189,6 +189,7 @@ TEST(WorkerPool, AFloodingRequesterWaitsBehindItsOwnRequestsNotInFrontOfOthers) 
                           [&] {
                             std::unique_lock lock(mutex);
                             most_flooding = std::max(most_flooding, ++flooding);
+                            changed.notify_all();
                             changed.wait_for(lock, 20s, [&] { return open; });
                             --flooding;
                           }),
@@ -204,6 +205,8 @@ TEST(WorkerPool, AFloodingRequesterWaitsBehindItsOwnRequestsNotInFrontOfOthers) 
     std::unique_lock lock(mutex);
     EXPECT_TRUE(changed.wait_for(lock, 10s, [&] { return other_ran.load(); }))
         << "the other requester's task waited behind the flood";
+    // The other task may run before the flooder's second thread has started.
+    EXPECT_TRUE(changed.wait_for(lock, 10s, [&] { return flooding == 2; }));
     EXPECT_EQ(most_flooding, 2);
     open = true;
   }
