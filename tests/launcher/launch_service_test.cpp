@@ -542,6 +542,8 @@ TEST(LauncherConfig, BadKeysAreRefusedByName) {
            {"[launcher]\nport = 1\n", "launcher.port"},
            {"[plugins.p]\nenv = [\"OK\", \"CLAWPATROL_X=1\"]\n", "plugins.p.env[1]"},
            {"[plugins.p]\nenv = \"FOO\"\n", "plugins.p.env"},
+           {"[plugins.p]\nenv = [\"HOME=/x\"]\n",
+            "plugins.p.env[0]: env HOME: BaseEnv sets this variable"},
            {"[plugins.p]\nhandshake = \"COOKIE=1\"\n", "plugins.p.handshake"}}) {
     test::TempFile file(text, "config.toml");
     try {

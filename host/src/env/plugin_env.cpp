@@ -47,6 +47,12 @@ void check_env_entry(const std::string &entry, const std::string &where) {
                                 std::string(kControlPrefix) +
                                 "* variables are the gateway's and never reach a plugin");
   }
+  // Refused whether or not the caller has a value for it: what passes must not depend on it.
+  if (std::find(std::begin(kBaseEnvNames), std::end(kBaseEnvNames), name) !=
+      std::end(kBaseEnvNames)) {
+    throw std::invalid_argument(where + " " + std::string(name) +
+                                ": BaseEnv sets this variable for the plugin; it cannot be passed");
+  }
 }
 
 std::vector<std::string> plugin_env(const PluginEnvRequest &request,
@@ -65,13 +71,6 @@ std::vector<std::string> plugin_env(const PluginEnvRequest &request,
   for (const auto &entry : named) {
     check_env_entry(entry, "env");
     const std::string_view name = name_of(entry);
-    // Refused whether or not the caller has a value for it: what passes must not depend on it.
-    if (std::find(std::begin(kBaseEnvNames), std::end(kBaseEnvNames), name) !=
-        std::end(kBaseEnvNames)) {
-      throw std::invalid_argument(
-          "env " + std::string(name) +
-          ": BaseEnv sets this variable for the plugin; it cannot be passed");
-    }
     std::string resolved;
     if (entry.size() > name.size()) {
       resolved = entry;

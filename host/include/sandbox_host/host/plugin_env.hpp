@@ -28,7 +28,7 @@ struct PluginEnvRequest {
 
 // Throws std::invalid_argument naming the entry when it is not NAME or NAME=VALUE with a
 // portable name (letters, digits and _, not starting with a digit), or names a CLAWPATROL_
-// variable, which is the gateway's own.
+// variable, which is the gateway's own, or one BaseEnv sets.
 void check_env_entry(const std::string &entry, const std::string &where);
 
 // The NAME=VALUE entries request selects from caller_env (NAME=VALUE entries), in the
