@@ -1,5 +1,6 @@
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/env_names.hpp>
+#include <sandbox_host/host/launcher/launch_client.hpp>
 #include <sandbox_host/host/launcher/launch_frames.hpp>
 #include <sandbox_host/host/launcher/launch_plan.hpp>
 #include <sandbox_host/host/launcher/launch_request.hpp>
@@ -114,13 +115,9 @@ void discard_pending(int connection) {
   }
 }
 
+// What the client passes on is what the service passes on: the same set, nothing more.
 bool forwardable(int signal) {
-  const sigset_t set = [] {
-    sigset_t s;
-    sigemptyset(&s);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&s, sig);
-    return s;
-  }();
+  const sigset_t set = forwarded_signals();
   return sigismember(&set, signal) == 1;
 }
 
