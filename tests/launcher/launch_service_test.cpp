@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -532,6 +533,70 @@ TEST_F(RawRequests, AnotherUidIsRefusedAndTheSocketIsOwnersOnly) {
   const ProcessResult own =
       test::run_process(service.launch({"--", service.install().report_plugin(), "report"}));
   EXPECT_EQ(own.code, 0) << own.err;
+}
+
+// The long options a --help text names, "--help" and the given ones left out.
+std::set<std::string> long_options(const std::string &help, const std::set<std::string> &but) {
+  std::set<std::string> found;
+  for (size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
+    size_t end = at + 2;
+    while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) ||
+                                 help[end] == '-')) {
+      ++end;
+    }
+    const std::string option = help.substr(at, end - at);
+    if (option.size() > 2 && option != "--help" && but.count(option) == 0) found.insert(option);
+  }
+  return found;
+}
+
+TEST(LaunchClient, TakesTheLaunchOptionsOfRunAndNoOther) {
+  const ProcessResult client = test::run_process({SANDBOX_HOST_LAUNCH_EXE, "--help"});
+  ASSERT_EQ(client.code, 0) << client.err;
+  const ProcessResult run = test::run_process({SANDBOX_HOST_EXE, "run", "--help"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::set<std::string> ours = long_options(client.out, {"--via"});
+  EXPECT_FALSE(ours.empty());
+  EXPECT_EQ(ours, long_options(run.out, {"--via", "--config", "--policy", "--prepared"}));
+}
+
+TEST(LaunchClient, EachMistakeOnItsCommandLineIsNamedAndExits125) {
+  const std::string client = SANDBOX_HOST_LAUNCH_EXE;
+  const std::vector<std::string> no_launcher_env{"PATH=/usr/bin:/bin"};
+  for (const auto &[args, line] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--bogus", "x"}, "--bogus: not an option of sandbox-host-launch (see --help)"},
+           {{"-x"}, "-x: not an option of sandbox-host-launch (see --help)"},
+           {{"--name"}, "--name: needs a value"},
+           {{"--network", "none", "--network", "outbound", "--", "/bin/true"},
+            "--network: given twice; it takes one value"},
+           {{"--via", "/nonexistent/s"}, "no plugin named: -- BINARY [ARGS...] (see --help)"},
+           {{"--", "/bin/true"},
+            "no launch service: name its socket with --via or SANDBOX_HOST_LAUNCHER"},
+           {{"--via", "/nonexistent/s", "--network", "wifi", "--", "/bin/true"},
+            "--network wifi: not a network; allowed: none, outbound, proxied"},
+           {{"--via", "/nonexistent/s", "--", "no-such-command-here"},
+            "command no-such-command-here: not found in PATH"},
+       }) {
+    std::vector<std::string> argv{client};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessResult result = test::run_process(argv, test::with_env(no_launcher_env));
+    EXPECT_EQ(result.code, 125) << args.front();
+    EXPECT_EQ(result.err, "sandbox-host-launch: " + line + "\n") << args.front();
+  }
+}
+
+TEST(LaunchClient, ThePluginsOwnArgumentsAreNotItsOptions) {
+  // Parsed as the client's, "--bogus" would be refused before the connection is tried.
+  for (const std::vector<std::string> &args : std::vector<std::vector<std::string>>{
+           {"--", "/bin/true", "--bogus"}, {"/bin/true", "--bogus", "-x"}}) {
+    std::vector<std::string> argv{SANDBOX_HOST_LAUNCH_EXE, "--via", "/nonexistent/s"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessResult result = test::run_process(argv);
+    EXPECT_EQ(result.code, 125);
+    EXPECT_EQ(result.err,
+              "sandbox-host-launch: launch service /nonexistent/s: connect: No such file or "
+              "directory\n");
+  }
 }
 
 TEST(LauncherConfig, BadKeysAreRefusedByName) {

@@ -7,28 +7,37 @@
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <iostream>
 #include <string_view>
 #include <system_error>
 
 extern char **environ;
 
+// No iostreams and no std::filesystem here: this is most of sandbox-host-launch, whose
+// start-up is part of every launch through the service.
 namespace sandbox_host {
-namespace fs = std::filesystem;
 namespace {
 
 std::string resolved(const std::string &path, const char *what) {
-  std::error_code ec;
-  fs::path canonical = fs::canonical(path, ec);
-  if (ec) throw std::runtime_error(std::string(what) + " " + path + ": " + ec.message());
-  return canonical.string();
+  char canonical[PATH_MAX];
+  if (::realpath(path.c_str(), canonical) == nullptr) {
+    throw std::runtime_error(std::string(what) + " " + path + ": " + std::strerror(errno));
+  }
+  return canonical;
+}
+
+bool executable_file(const std::string &path) {
+  struct stat status {};
+  return ::access(path.c_str(), X_OK) == 0 && ::stat(path.c_str(), &status) == 0 &&
+         S_ISREG(status.st_mode);
 }
 
 // A command named without a slash is looked up in PATH, as a shell does.
@@ -41,10 +50,10 @@ std::string command_binary(const std::string &name) {
     const std::string_view dir = rest.substr(0, colon);
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     if (dir.empty() || dir.front() != '/') continue;
-    const fs::path candidate = fs::path(dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) {
-      return resolved(candidate.string(), "plugin binary");
-    }
+    std::string candidate(dir);
+    if (candidate.back() != '/') candidate += '/';
+    candidate += name;
+    if (executable_file(candidate)) return resolved(candidate, "plugin binary");
   }
   throw std::runtime_error("command " + name + ": not found in PATH");
 }
@@ -82,6 +91,14 @@ std::array<UniqueFd, 3> caller_stdio() {
 }
 
 }  // namespace
+
+void write_text(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t written = ::write(fd, text.data(), text.size());
+    if (written <= 0) return;
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+}
 
 LaunchRequest make_launch_request(const LaunchOptions &options) {
   if (options.command.empty()) throw std::runtime_error("no plugin binary named");
@@ -156,7 +173,7 @@ int launch_via(const std::string &program, const std::string &socket,
         if (frame) {
           const LaunchReply reply = decode_reply(frame->body);
           if (reply.kind == LaunchReply::Kind::refused) {
-            std::cerr << fail_prefix << reply.reason << "\n";
+            write_text(STDERR_FILENO, fail_prefix + reply.reason + "\n");
             return kHostFailure;
           }
         }
@@ -189,7 +206,7 @@ int launch_via(const std::string &program, const std::string &socket,
       }
       const LaunchReply reply = decode_reply(frame->body);
       if (reply.kind == LaunchReply::Kind::refused) {
-        std::cerr << fail_prefix << reply.reason << "\n";
+        write_text(STDERR_FILENO, fail_prefix + reply.reason + "\n");
         return kHostFailure;
       }
       if (reply.kind == LaunchReply::Kind::exited) {
@@ -197,7 +214,7 @@ int launch_via(const std::string &program, const std::string &socket,
       }
     }
   } catch (const std::exception &e) {
-    std::cerr << fail_prefix << e.what() << "\n";
+    write_text(STDERR_FILENO, fail_prefix + e.what() + "\n");
     return kHostFailure;
   }
 }

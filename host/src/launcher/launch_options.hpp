@@ -1,4 +1,4 @@
-// The options `sandbox-host run` and sandbox-host-launch share, on their command lines.
+// The launch options (launch_option_table.hpp) on `sandbox-host run`'s command line.
 #pragma once
 
 #include <sandbox_host/host/launcher/launch_client.hpp>
@@ -7,7 +7,7 @@
 
 namespace sandbox_host {
 
-// Registers the options on a subcommand (run) or a program (sandbox-host-launch).
+// Registers them, and the command they launch, on the run subcommand.
 void add_launch_options(CLI::App &app, LaunchOptions &options);
 
 }  // namespace sandbox_host

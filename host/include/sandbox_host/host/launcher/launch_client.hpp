@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sandbox_host {
@@ -34,10 +35,13 @@ LaunchRequest make_launch_request(const LaunchOptions &options);
 // or a go-plugin host sends (the plugin runs in its own session, so it sees only these).
 sigset_t forwarded_signals();
 
+// Writes text to fd whole, or as much as fd takes (a closed stderr takes nothing): the
+// client's messages, without iostreams.
+void write_text(int fd, std::string_view text);
+
 // Launches through the service listening at socket and waits for the plugin: returns its
 // exit status as run's (128 + signal when killed), or kHostFailure when the service refused
 // the launch or could not be reached (one line on stderr, after program's name, says why).
-int launch_via(const std::string &program, const std::string &socket,
-               const LaunchRequest &request);
+int launch_via(const std::string &program, const std::string &socket, const LaunchRequest &request);
 
 }  // namespace sandbox_host
