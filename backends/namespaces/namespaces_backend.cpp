@@ -176,13 +176,28 @@ std::string launcher_directory() {
   return cwd;
 }
 
+// Where a launch comes from: the Spec S was started with, or, for a prepared sandbox, the
+// one the host hands over once the rest is set up; the latter's host also takes the plugin's
+// status straight from the init, before S and the sandbox have exited.
+struct KnownLaunch {
+  const Spec &spec;
+  Spec take() const { return spec; }
+  int status_descriptor() const { return -1; }
+  void report_status(int) const {}
+};
+struct PreparedLaunch {
+  LaunchSource &source;
+  Spec take() const { return source.await_launch(); }
+  int status_descriptor() const { return source.status_descriptor(); }
+  void report_status(int status) const { source.report_status(status); }
+};
+
 // pid 1 of the sandbox. parent_pidfd refers to S, which must still be there once this
-// process has asked to die with it. take_launch gives the Spec: the one S was started with,
-// or, for a prepared sandbox, the one the host hands over once the rest is set up.
-template <class TakeLaunch>
+// process has asked to die with it.
+template <class Launch>
 [[noreturn]] void run_init(Network network, Tree tree, const std::vector<MountEntry> &system,
                            HostMounts host_mounts, int parent_pidfd, int status_fd,
-                           TakeLaunch take_launch) {
+                           const Launch &launch) {
   std::optional<PluginStart> start;
   UniqueFd relay_listener;  // network proxied: 127.0.0.1:<port>, relayed to relay_socket
   std::string relay_socket;
@@ -200,7 +215,7 @@ template <class TakeLaunch>
     if (::sethostname("sandbox", 7) != 0) throw_errno("uts", "sethostname");
     // Needs no Spec, and dropping the bounding set is one call per capability.
     backends::drop_bounding_set();
-    const Spec spec = take_launch();
+    const Spec spec = launch.take();
     if (spec.network == Network::proxied) {
       require_proxy_socket(spec);
       // Before the capabilities go: a port below 1024 needs one, of this network namespace.
@@ -222,6 +237,7 @@ template <class TakeLaunch>
     if (::prctl(PR_SET_DUMPABLE, 0) != 0) throw_errno("init", "PR_SET_DUMPABLE");
     std::vector<int> kept{status_fd};
     if (relay_listener) kept.push_back(relay_listener.get());
+    if (launch.status_descriptor() >= 0) kept.push_back(launch.status_descriptor());
     backends::close_descriptors_except(kept);
     backends::drop_all_capabilities();
     backends::set_no_new_privs();
@@ -232,13 +248,15 @@ template <class TakeLaunch>
   const pid_t plugin = start_plugin(*start);
   // Connections the plugin makes before this wait in the listener's queue.
   if (relay_listener) start_relay(std::move(relay_listener), std::move(relay_socket));
-  report_and_wait_for_the_end(status_fd, supervise(plugin));
+  const int status = supervise(plugin);
+  launch.report_status(status);
+  report_and_wait_for_the_end(status_fd, status);
 }
 
 // Stage 1 proper (S): enters the namespaces, forks init and waits for its report.
-template <class TakeLaunch>
+template <class Launch>
 [[noreturn]] void contain(Network network, Tree tree, HostMounts host_mounts,
-                          TakeLaunch take_launch) {
+                          const Launch &launch) {
   // Planned before any namespace exists: paths resolve as the host sees them.
   const std::vector<MountEntry> system =
       tree == Tree::plugin ? plan_system_mounts() : std::vector<MountEntry>{};
@@ -256,7 +274,7 @@ template <class TakeLaunch>
   if (init < 0) throw_errno("pid namespace", "fork the sandbox's init");
   if (init == 0) {
     ::close(status[0]);
-    run_init(network, tree, system, host_mounts, self, status[1], take_launch);
+    run_init(network, tree, system, host_mounts, self, status[1], launch);
   }
   ::close(self);
   ::close(status[1]);
@@ -290,11 +308,11 @@ class NamespacesBackend final : public Backend {
 
   void stage1(const Spec &spec) override {
     contain(spec.network, spec.view.empty() ? Tree::plugin : Tree::view, HostMounts::ignore,
-            [&spec] { return spec; });
+            KnownLaunch{spec});
   }
 
   void stage1_prepared(Network network, LaunchSource &source) override {
-    contain(network, Tree::plugin, HostMounts::follow, [&source] { return source.await_launch(); });
+    contain(network, Tree::plugin, HostMounts::follow, PreparedLaunch{source});
   }
 };
 

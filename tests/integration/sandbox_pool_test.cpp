@@ -845,6 +845,67 @@ TEST_F(UnusableSandboxes, ASandboxNotReadyInTimeIsKilledAndTheLaunchRunsCold) {
                                             std::to_string(128 + SIGKILL) + ")");
 }
 
+// ---- the status a prepared sandbox reports ---------------------------------------------------
+
+// The reports test backend: its prepared stage 1 reports a status on its channel (ABI 1.5).
+class ReportingSandboxes : public ::testing::Test {
+ protected:
+  test::AuditCapture audit_;
+  Host host_{audit_.apply(test::test_config({"reports"}, {"reports"}))};
+};
+
+TEST_F(ReportingSandboxes, TheReportedStatusIsTheChildsWhileStage1StillRuns) {
+  SandboxPool pool(host_, "reports", Network::none, {.depth = 1, .replace = false});
+  ASSERT_EQ(pool.wait_ready(kTimeout), 1u);
+  TempSpec t("report-and-stay", REPORT_PLUGIN);
+  PluginStdio io;
+  Child child = pool.launch(t.spec, io.stdio());
+  ASSERT_EQ(pool.stats().prepared_launches, 1u);
+  ASSERT_GE(child.status_fd(), 0);
+  pollfd reported{child.status_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&reported, 1, static_cast<int>(kTimeout.count())), 1)
+      << "no status report within " << kTimeout.count() << " ms";
+  EXPECT_EQ(child.wait().shell_status(), 42);
+  // Stage 1 never exits on its own: the status came from the report, not from its exit.
+  EXPECT_FALSE(test::process_gone(child.pid()));
+  const pid_t stage1 = child.pid();
+  { Child done = std::move(child); }  // kills and reaps it
+  EXPECT_TRUE(test::process_gone(stage1));
+}
+
+TEST_F(ReportingSandboxes, AStatusOutOfRangeIsNotTakenAndStage1sExitCounts) {
+  SandboxPool pool(host_, "reports", Network::none, {.depth = 1, .replace = false});
+  TempSpec t("report-out-of-range", REPORT_PLUGIN);
+  EXPECT_EQ(launch_and_finish(pool, t.spec).status.shell_status(), 7);
+  EXPECT_EQ(pool.stats().prepared_launches, 1u);
+}
+
+TEST_F(ReportingSandboxes, WithoutAReportStage1sExitIsTheStatus) {
+  SandboxPool pool(host_, "reports", Network::none, {.depth = 1, .replace = false});
+  TempSpec t("no-report", REPORT_PLUGIN);
+  // 90 or 91 would mean status_descriptor() was wrong before or after the launch.
+  EXPECT_EQ(launch_and_finish(pool, t.spec).status.shell_status(), 5);
+  EXPECT_EQ(pool.stats().prepared_launches, 1u);
+}
+
+TEST_F(SandboxPoolTest, APreparedLaunchReportsOnItsChannelAndAColdOneHasNone) {
+  SandboxPool pool(host_, "namespaces", Network::none, {.depth = 1, .replace = false});
+  ASSERT_EQ(pool.wait_ready(kTimeout), 1u);
+  TempSpec t("report", REPORT_PLUGIN);
+  t.spec.args = {"report", "42"};
+  PluginStdio io;
+  Child prepared = pool.launch(t.spec, io.stdio());
+  ASSERT_EQ(pool.stats().prepared_launches, 1u);
+  ASSERT_GE(prepared.status_fd(), 0);
+  EXPECT_EQ(io.finish(prepared).status.shell_status(), 42);
+
+  PluginStdio cold_io;
+  Child cold = pool.launch(t.spec, cold_io.stdio());
+  ASSERT_EQ(pool.stats().cold_launches, 1u);
+  EXPECT_EQ(cold.status_fd(), -1);
+  EXPECT_EQ(cold_io.finish(cold).status.shell_status(), 42);
+}
+
 // ---- after the launch ------------------------------------------------------------------------
 
 TEST_F(SandboxPoolTest, ASetupFailureAfterTheLaunchIsOneLineOnTheLaunchsStderrAndExit87) {

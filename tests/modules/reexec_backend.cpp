@@ -1,14 +1,10 @@
 // A backend for stage-1 tests: asks for the host's re-exec and, in stage 1, execs the plugin
 // as it is. A plugin named "fail-setup" makes its setup fail.
+#include "exec_as_is.hpp"
+
 #include <sandbox_host/module.hpp>
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <vector>
-
-extern char **environ;
+#include <stdexcept>
 
 namespace {
 
@@ -25,11 +21,7 @@ class ReexecBackend final : public sandbox_host::Backend {
     if (spec.plugin_name == "fail-setup") {
       throw std::runtime_error("mount: refused on purpose by the test backend\nsecond line");
     }
-    std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
-    for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execve(spec.binary_path.c_str(), argv.data(), environ);
-    throw std::runtime_error(std::string("exec: ") + std::strerror(errno));
+    sandbox_host::test_modules::exec_as_is(spec);
   }
 };
 

@@ -19,9 +19,11 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -386,6 +388,50 @@ TEST(LaunchChannel, SendingToASandboxThatIsGoneThrowsInsteadOfRaisingSigpipe) {
   } catch (const std::system_error &e) {
     EXPECT_EQ(e.code().value(), EPIPE);
     EXPECT_EQ(std::string(e.what()).rfind("launch channel: send the launch", 0), 0u) << e.what();
+  }
+}
+
+TEST(LaunchChannel, TheStatusReportedArrivesAsItWasSent) {
+  for (int status : {0, 1, 42, 128 + SIGKILL, 255}) {
+    Channel channel = make_channel();
+    ASSERT_TRUE(report_status(channel.sandbox.get(), status));
+    EXPECT_EQ(receive_status(channel.host.get()), status);
+  }
+}
+
+TEST(LaunchChannel, NoStatusOnceTheSandboxClosedItsEnd) {
+  Channel channel = make_channel();
+  channel.sandbox.reset();
+  EXPECT_EQ(receive_status(channel.host.get()), std::nullopt);
+}
+
+TEST(LaunchChannel, AReportToAHostThatIsGoneFailsWithoutASignal) {
+  Channel channel = make_channel();
+  channel.host.reset();
+  EXPECT_FALSE(report_status(channel.sandbox.get(), 3));
+}
+
+TEST(LaunchChannel, AMalformedStatusIsRefusedByName) {
+  for (const std::string &bad : {std::string("\x01\x02", 2), std::string(8, '\0')}) {
+    Channel channel = make_channel();
+    ASSERT_EQ(::send(channel.sandbox.get(), bad.data(), bad.size(), 0),
+              static_cast<ssize_t>(bad.size()));
+    EXPECT_THROW(
+        {
+          try {
+            receive_status(channel.host.get());
+          } catch (const std::runtime_error &e) {
+            EXPECT_STREQ(e.what(), "launch channel: a malformed status report");
+            throw;
+          }
+        },
+        std::runtime_error);
+  }
+  for (std::int32_t out_of_range : {-1, 256, 1000}) {
+    Channel channel = make_channel();
+    ASSERT_EQ(::send(channel.sandbox.get(), &out_of_range, sizeof out_of_range, 0),
+              static_cast<ssize_t>(sizeof out_of_range));
+    EXPECT_THROW(receive_status(channel.host.get()), std::runtime_error) << out_of_range;
   }
 }
 

@@ -54,20 +54,20 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
   EXPECT_EQ(load_error("backend_abimajor.so"),
             module_prefix("backend_abimajor.so") +
-                "built for module ABI 2.0, this host speaks 1.4 (the major version must match)");
+                "built for module ABI 2.0, this host speaks 1.5 (the major version must match)");
 }
 
 TEST(ModuleLoader, RefusesANewerAbiMinor) {
   EXPECT_EQ(load_error("backend_abiminor.so"),
             module_prefix("backend_abiminor.so") +
-                "built for module ABI 1.5, newer than this host's 1.4; upgrade sandbox-host or "
-                "rebuild the module against SDK 1.4");
+                "built for module ABI 1.6, newer than this host's 1.5; upgrade sandbox-host or "
+                "rebuild the module against SDK 1.5");
 }
 
 TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
   EXPECT_EQ(load_error("backend_noentry.so"),
             module_prefix("backend_noentry.so") +
-                "no entry symbol sandbox_host_module_v1_<minor <= 4>; not a sandbox-host module, "
+                "no entry symbol sandbox_host_module_v1_<minor <= 5>; not a sandbox-host module, "
                 "or built without a SANDBOX_HOST_*_MODULE registration");
 }
 

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -65,6 +66,30 @@ void report_ready(int channel) {
     sent = ::send(channel, &kReady, 1, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
   if (sent != 1) throw_errno("report ready");
+}
+
+bool report_status(int channel, int status) noexcept {
+  const std::int32_t value = status;
+  ssize_t sent;
+  do {
+    sent = ::send(channel, &value, sizeof value, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return sent == sizeof value;
+}
+
+std::optional<int> receive_status(int channel) {
+  std::int32_t value = 0;
+  ssize_t received;
+  do {
+    // MSG_TRUNC: the length of the whole message, so that a longer one shows.
+    received = ::recv(channel, &value, sizeof value, MSG_TRUNC);
+  } while (received < 0 && errno == EINTR);
+  if (received == 0 || (received < 0 && errno == ECONNRESET)) return std::nullopt;
+  if (received < 0) throw_errno("launch channel: receive the plugin's status");
+  if (received != sizeof value || value < 0 || value > 255) {
+    throw std::runtime_error("launch channel: a malformed status report");
+  }
+  return value;
 }
 
 LaunchMessage receive_launch(int channel) {

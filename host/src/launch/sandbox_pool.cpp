@@ -335,6 +335,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
         ++stats_.prepared_launches;
       }
       handed_over(true);
+      sandbox->child.take_status_channel(std::move(sandbox->channel));
       return std::move(sandbox->child);
     }
   }

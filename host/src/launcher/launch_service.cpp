@@ -314,12 +314,16 @@ void LaunchService::handle(int connection) {
     return;
   }
   for (;;) {
-    std::array<pollfd, 2> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection, POLLIN, 0}};
+    // A prepared sandbox reports the status on its channel before stage 1 exits; -1 (a cold
+    // launch) is not polled.
+    std::array<pollfd, 3> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection, POLLIN, 0},
+                              pollfd{child->status_fd(), POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[0].revents != 0) {
+    if (fds[2].revents != 0 && !child->take_reported_status()) continue;  // none will come
+    if (fds[0].revents != 0 || fds[2].revents != 0) {
       const ExitStatus status = child->wait();
       try {
         send_frame(connection,

@@ -1,5 +1,7 @@
 #include <sandbox_host/host/spawn.hpp>
 
+#include <sandbox_host/host/launch_channel.hpp>
+
 // Boost 1.81's Process v2 uses these without including them when BOOST_PROCESS_USE_STD_FS
 // is set.
 #include <boost/optional.hpp>
@@ -82,6 +84,7 @@ struct Child::State {
   boost::asio::io_context context;
   std::optional<bp::process> process;
   std::optional<ExitStatus> exit;
+  UniqueFd status_channel;
 };
 
 Child::Child(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -93,12 +96,36 @@ pid_t Child::pid() const noexcept {
   return state_->process->id();
 }
 
+bool Child::take_reported_status() {
+  if (state_->exit) return true;
+  if (!state_->status_channel) return false;
+  std::optional<int> reported;
+  try {
+    reported = receive_status(state_->status_channel.get());
+  } catch (const std::exception &) {
+    // Not a status: stage 1's own exit has it.
+  }
+  state_->status_channel.reset();
+  // Stage 1 exits with the same status; the destructor reaps it.
+  if (reported) state_->exit = ExitStatus{*reported, 0};
+  return reported.has_value();
+}
+
 ExitStatus Child::wait() {
+  take_reported_status();  // blocks until the report, or until the sandbox closed its ends
   if (!state_->exit) {
     state_->process->wait();
     state_->exit = decode(state_->process->native_exit_code());
   }
   return *state_->exit;
+}
+
+void Child::take_status_channel(UniqueFd channel) {
+  state_->status_channel = std::move(channel);
+}
+
+int Child::status_fd() const noexcept {
+  return state_->status_channel.get();
 }
 
 Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, const Stdio &stdio) {

@@ -54,6 +54,7 @@ void check_backend(const std::string &written_for, const std::string &backend) {
 // The launch a prepared sandbox receives; it lives as long as the process.
 struct ReceivedLaunch {
   int channel = -1;
+  bool launched = false;
   Network network = Network::none;  // the one the sandbox was prepared for
   std::optional<LaunchMessage> message;
   std::optional<SpecAbiView> view;
@@ -64,8 +65,7 @@ struct ReceivedLaunch {
       if (self.message) throw std::logic_error("a prepared sandbox takes one launch");
       report_ready(self.channel);
       self.message = receive_launch(self.channel);
-      ::close(self.channel);
-      self.channel = -1;
+      self.launched = true;  // the channel stays, close-on-exec, for report_status
       // Which namespaces exist was decided when the sandbox was prepared.
       if (self.message->spec.network != self.network) {
         throw std::runtime_error("network " + std::string(to_string(self.message->spec.network)) +
@@ -84,6 +84,15 @@ struct ReceivedLaunch {
       write(error, "unknown exception");
     }
     return nullptr;
+  }
+  static int32_t status_descriptor(void *ctx) noexcept {
+    const auto &self = *static_cast<const ReceivedLaunch *>(ctx);
+    return self.launched ? self.channel : -1;
+  }
+  static void report(void *ctx, int32_t status) noexcept {
+    const auto &self = *static_cast<const ReceivedLaunch *>(ctx);
+    // A host that is gone learns the status from stage 1's exit, or not at all.
+    if (self.launched) (void)report_status(self.channel, status);
   }
 };
 
@@ -104,7 +113,8 @@ struct ReceivedLaunch {
   static ReceivedLaunch launch;
   launch.channel = payload.control_fd;
   launch.network = payload.network;
-  static const sh_launch_source source{sizeof(sh_launch_source), &launch, &ReceivedLaunch::await};
+  static const sh_launch_source source{sizeof(sh_launch_source), &launch, &ReceivedLaunch::await,
+                                       &ReceivedLaunch::status_descriptor, &ReceivedLaunch::report};
   exit_stage1_failure(module.stage1_prepared(payload.network, source));
 }
 

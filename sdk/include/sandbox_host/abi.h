@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 4
+#define SANDBOX_HOST_ABI_MINOR 5
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -149,6 +149,16 @@ typedef struct sh_launch_source {
    * the one that came is malformed, or its network is not the one prepared for. Call it
    * once, in the process that execs the plugin. */
   const sh_spec *(*await_launch)(void *ctx, sh_writer *error)SH_NOEXCEPT;
+  /* Since 1.5. After await_launch: the descriptor report_status writes to (close-on-exec, so
+   * the plugin never holds it). A backend that closes descriptors before the exec keeps this
+   * one in the process that will call report_status. -1 before the launch came. */
+  int32_t (*status_descriptor)(void *ctx) SH_NOEXCEPT;
+  /* Since 1.5. Tells the host the plugin's status (its exit code, or 128 + its signal) as
+   * soon as it is known, so that the host can answer its caller before the sandbox's own
+   * processes have exited; stage 1 still exits with the same status. Call it at most once,
+   * from the process that holds status_descriptor; a backend whose stage 1 execs the plugin
+   * itself has nothing to call. */
+  void (*report_status)(void *ctx, int32_t status) SH_NOEXCEPT;
 } sh_launch_source;
 
 typedef struct sh_backend_v1 {

@@ -71,8 +71,21 @@ class LaunchSource {
     if (spec == nullptr) throw std::runtime_error("launch: " + error.text());
     return from_abi(*spec);
   }
+  // After await_launch(): the descriptor report_status() writes to, which a backend that
+  // closes descriptors keeps open in the process that reports; -1 where the host's
+  // sh_launch_source is shorter than 1.5's.
+  int status_descriptor() const noexcept {
+    return has(offsetof(sh_launch_source, status_descriptor)) ? raw_.status_descriptor(raw_.ctx)
+                                                              : -1;
+  }
+  // The plugin's status (exit code, or 128 + signal), for the host as soon as it is known;
+  // stage 1 still exits with it too.
+  void report_status(int status) const noexcept {
+    if (has(offsetof(sh_launch_source, report_status))) raw_.report_status(raw_.ctx, status);
+  }
 
  private:
+  bool has(std::size_t field_offset) const noexcept { return raw_.struct_size > field_offset; }
   const sh_launch_source &raw_;
 };
 

@@ -1,12 +1,14 @@
 // The socket between a long-running host and a sandbox it prepared before the launch was
 // known. The sandbox reports ready once; the host hands it exactly one launch: a
-// LaunchMessage and, as SCM_RIGHTS, the plugin's stdin, stdout and stderr.
+// LaunchMessage and, as SCM_RIGHTS, the plugin's stdin, stdout and stderr. The sandbox may
+// then report the plugin's status on it, before its own processes exit.
 #pragma once
 
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 
 #include <cstddef>
+#include <optional>
 
 namespace sandbox_host {
 
@@ -31,5 +33,11 @@ void report_ready(int channel);
 // decodes the message, so that a malformed one is reported on the launcher's stderr.
 // Throws std::runtime_error with the reason.
 LaunchMessage receive_launch(int channel);
+// Reports the plugin's status (exit code, or 128 + signal); false when the host is gone.
+bool report_status(int channel, int status) noexcept;
+
+// Host side again: blocks for the status; nullopt once the sandbox's every end closed without
+// one (it died, or its backend does not report). Throws std::runtime_error for a malformed one.
+std::optional<int> receive_status(int channel);
 
 }  // namespace sandbox_host

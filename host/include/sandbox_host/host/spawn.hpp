@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sandbox_host/host/backend.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <sys/types.h>
 
@@ -28,7 +29,19 @@ class Child {
   ~Child();
 
   pid_t pid() const noexcept;
+  // The child's status; for a prepared sandbox's launch, the one its sandbox reported on the
+  // status channel as soon as the plugin ended, without waiting for stage 1's exit.
   ExitStatus wait();
+
+  // A prepared sandbox's launch: channel carries the plugin's status (launch_channel.hpp).
+  void take_status_channel(UniqueFd channel);
+  // The status channel, to poll beside the pid; -1 for a child without one, and once
+  // take_reported_status() found that no report will come.
+  int status_fd() const noexcept;
+  // Once status_fd() polled readable: true when it held the status, so that wait() returns
+  // at once; false when the channel closed without one (a backend whose stage 1 execs the
+  // plugin itself closes it at the exec), and the child's end is its pid's to tell.
+  bool take_reported_status();
 
  private:
   std::unique_ptr<State> state_;
