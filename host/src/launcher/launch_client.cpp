@@ -156,12 +156,16 @@ int launch_via(const std::string &program, const std::string &socket,
     const BlockedSignals blocked(signals);
     UniqueFd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
     if (!signal_fd) throw std::system_error(errno, std::generic_category(), "signalfd");
-    UniqueFd service = connect_to(socket);
+    // Ready before the connection: the service's thread then reads the request at once,
+    // instead of waiting for it.
+    const std::string encoded = encode_launch_request(request);
+    UniqueFd service;
     {
       const std::array<UniqueFd, 3> stdio = caller_stdio();
       const std::array<int, 3> fds{stdio[0].get(), stdio[1].get(), stdio[2].get()};
+      service = connect_to(socket);
       try {
-        send_frame(service.get(), encode_launch_request(request), fds);
+        send_frame(service.get(), encoded, fds);
       } catch (const std::system_error &) {
         // A service that refused at once (busy, another uid) closed before reading; its
         // refusal may wait to be read.

@@ -140,10 +140,12 @@ LaunchService::LaunchService(Host &host, const LauncherConfig &config)
 }
 
 LaunchService::~LaunchService() {
+  wake_acceptors();
   {
     std::unique_lock lock(connections_mutex_);
-    stopping_ = true;
-    for (auto &[id, connection] : connections_) ::shutdown(connection.fd, SHUT_RDWR);
+    for (auto &[id, connection] : connections_) {
+      if (connection.fd >= 0) ::shutdown(connection.fd, SHUT_RDWR);
+    }
     connections_changed_.wait(lock, [this] {
       for (const auto &[id, connection] : connections_) {
         if (!connection.done) return false;
@@ -155,6 +157,11 @@ LaunchService::~LaunchService() {
   ::unlink(socket_path_.c_str());
 }
 
+void LaunchService::wake_acceptors() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
+}
+
 void LaunchService::reap_finished() {
   for (auto it = connections_.begin(); it != connections_.end();) {
     if (it->second.done) {
@@ -164,6 +171,7 @@ void LaunchService::reap_finished() {
       ++it;
     }
   }
+  finished_ = 0;
 }
 
 SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
@@ -178,57 +186,84 @@ SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
   return *pool;
 }
 
+// One thread always waits in accept, started before its connection comes: the thread that
+// accepts a launch handles it, so that no thread start and no hand-over between threads
+// lies on the launch's path (docs/benchmarks.md). serve() only starts the next one.
 void LaunchService::serve(std::stop_token stop) {
   std::stop_callback wake(stop, [this] {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
+    wake_acceptors();
+    std::lock_guard lock(connections_mutex_);
+    connections_changed_.notify_all();
   });
+  std::unique_lock lock(connections_mutex_);
   while (!stop.stop_requested()) {
+    if (finished_ > 0) reap_finished();
+    if (idle_acceptors_ == 0) {
+      const std::size_t id = next_connection_++;
+      ++idle_acceptors_;
+      connections_[id].thread = std::thread([this, id] { accept_and_handle(id); });
+    }
+    connections_changed_.wait(
+        lock, [&] { return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested(); });
+  }
+}
+
+UniqueFd LaunchService::accept_connection() {
+  for (;;) {
     std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
-      throw_errno("launcher: poll");
+      host_.audit().record({"launcher", "", "launcher-accept",
+                            "wait for a launch: poll: " + std::string(std::strerror(errno)),
+                            "the service stops accepting launches"});
+      return UniqueFd();
     }
-    if (fds[1].revents != 0) break;
+    if (fds[1].revents != 0) return UniqueFd();  // stopping
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!connection) {
-      if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
-      // Out of descriptors: the pending connection waits in the backlog for a moment.
-      if (errno == EMFILE || errno == ENFILE) {
-        host_.audit().record({"launcher", "", "launcher-descriptors",
-                              "accept a launch: " + std::string(std::strerror(errno)),
-                              "raise RLIMIT_NOFILE or lower launcher.max_launches"});
-        ::poll(nullptr, 0, 100);
-        continue;
-      }
-      throw_errno("launcher: accept");
-    }
-    std::lock_guard lock(connections_mutex_);
-    reap_finished();
-    if (connections_.size() >= config_.max_launches) {
-      refuse(connection.get(), "", "launcher-busy",
-             std::to_string(connections_.size()) +
-                 " launches are running, as many as launcher.max_launches allows");
-      continue;
-    }
-    const std::size_t id = next_connection_++;
-    Connection &entry = connections_[id];
-    entry.fd = connection.get();
-    entry.thread = std::thread([this, id, fd = std::move(connection)]() mutable {
-      // Signals sent to serve are for its signal-waiting thread.
-      sigset_t all;
-      sigfillset(&all);
-      ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
-      handle(fd.get());
-      // Closed under the lock, once the destructor can no longer shut the number down: a
-      // number closed before would be another descriptor's by then.
-      std::lock_guard done_lock(connections_mutex_);
-      connections_[id].fd = -1;
-      fd.reset();
-      connections_[id].done = true;
-      connections_changed_.notify_all();
-    });
+    if (connection) return connection;
+    if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
+    // Out of descriptors, say: the pending connection waits in the backlog for a moment.
+    host_.audit().record({"launcher", "", "launcher-descriptors",
+                          "accept a launch: " + std::string(std::strerror(errno)),
+                          "raise RLIMIT_NOFILE or lower launcher.max_launches"});
+    ::poll(nullptr, 0, 100);
   }
+}
+
+void LaunchService::accept_and_handle(std::size_t id) {
+  // Signals sent to serve are for its signal-waiting thread.
+  sigset_t all;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  UniqueFd connection = accept_connection();
+  std::size_t running = 0;
+  {
+    std::lock_guard lock(connections_mutex_);
+    --idle_acceptors_;
+    if (connection) {
+      connections_[id].fd = connection.get();
+      running = ++running_;
+    }
+    connections_changed_.notify_all();  // serve() starts the next acceptor
+  }
+  if (connection) {
+    if (running > config_.max_launches) {
+      refuse(connection.get(), "", "launcher-busy",
+             std::to_string(running - 1) +
+                 " launches are running, as many as launcher.max_launches allows");
+    } else {
+      handle(connection.get());
+    }
+  }
+  // Closed under the lock, once the destructor can no longer shut the number down: a number
+  // closed before would be another descriptor's by then.
+  std::lock_guard lock(connections_mutex_);
+  if (connection) --running_;
+  connections_[id].fd = -1;
+  connection.reset();
+  connections_[id].done = true;
+  ++finished_;
+  connections_changed_.notify_all();
 }
 
 void LaunchService::refuse(int connection, const std::string &plugin, const std::string &rule,

@@ -43,6 +43,10 @@ class LaunchService {
   std::size_t refused() const noexcept { return refused_; }
 
  private:
+  // A thread waiting for a connection, started before it comes; it handles what it accepts.
+  void accept_and_handle(std::size_t id);
+  UniqueFd accept_connection();  // empty once the service stops
+  void wake_acceptors();
   void handle(int connection);
   void refuse(int connection, const std::string &plugin, const std::string &rule,
               const std::string &reason);
@@ -65,9 +69,11 @@ class LaunchService {
   };
   std::mutex connections_mutex_;
   std::condition_variable connections_changed_;
-  std::map<std::size_t, Connection> connections_;
+  std::map<std::size_t, Connection> connections_;  // acceptors, idle or handling a launch
   std::size_t next_connection_ = 0;
-  bool stopping_ = false;
+  std::size_t idle_acceptors_ = 0;  // waiting in accept
+  std::size_t running_ = 0;         // handling a launch, its refusal included
+  std::size_t finished_ = 0;        // done, not yet joined
 
   std::atomic<std::size_t> launched_{0};
   std::atomic<std::size_t> refused_{0};
