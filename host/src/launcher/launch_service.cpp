@@ -26,6 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Threads that wait in accept at most, between launches; serve() keeps one at least.
+constexpr std::size_t kSpareAcceptors = 2;
+
 [[noreturn]] void throw_errno(const std::string &what) {
   throw std::system_error(errno, std::generic_category(), what);
 }
@@ -188,7 +191,8 @@ SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
 
 // One thread always waits in accept, started before its connection comes: the thread that
 // accepts a launch handles it, so that no thread start and no hand-over between threads
-// lies on the launch's path (docs/benchmarks.md). serve() only starts the next one.
+// lies on the launch's path (docs/benchmarks.md). serve() starts one whenever none waits;
+// a thread done with its launch waits again while fewer than kSpareAcceptors do.
 void LaunchService::serve(std::stop_token stop) {
   std::stop_callback wake(stop, [this] {
     wake_acceptors();
@@ -199,9 +203,12 @@ void LaunchService::serve(std::stop_token stop) {
   while (!stop.stop_requested()) {
     if (finished_ > 0) reap_finished();
     if (idle_acceptors_ == 0) {
-      const std::size_t id = next_connection_++;
+      // Registered once it exists; it takes the lock before it touches its entry.
+      const std::size_t id = next_connection_;
+      std::thread acceptor([this, id] { accept_and_handle(id); });
+      ++next_connection_;
+      connections_[id].thread = std::move(acceptor);
       ++idle_acceptors_;
-      connections_[id].thread = std::thread([this, id] { accept_and_handle(id); });
     }
     connections_changed_.wait(
         lock, [&] { return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested(); });
@@ -212,11 +219,9 @@ UniqueFd LaunchService::accept_connection() {
   for (;;) {
     std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      host_.audit().record({"launcher", "", "launcher-accept",
-                            "wait for a launch: poll: " + std::string(std::strerror(errno)),
-                            "the service stops accepting launches"});
-      return UniqueFd();
+      // EINTR; or ENOMEM, the only other error these arguments allow: a moment's pause.
+      if (errno != EINTR) ::poll(nullptr, 0, 100);
+      continue;
     }
     if (fds[1].revents != 0) return UniqueFd();  // stopping
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
@@ -235,18 +240,19 @@ void LaunchService::accept_and_handle(std::size_t id) {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  UniqueFd connection = accept_connection();
-  std::size_t running = 0;
-  {
-    std::lock_guard lock(connections_mutex_);
-    --idle_acceptors_;
-    if (connection) {
-      connections_[id].fd = connection.get();
-      running = ++running_;
+  for (;;) {
+    UniqueFd connection = accept_connection();
+    std::size_t running = 0;
+    {
+      std::lock_guard lock(connections_mutex_);
+      --idle_acceptors_;
+      if (connection) {
+        connections_[id].fd = connection.get();
+        running = ++running_;
+      }
+      connections_changed_.notify_all();  // serve() starts the next acceptor
     }
-    connections_changed_.notify_all();  // serve() starts the next acceptor
-  }
-  if (connection) {
+    if (!connection) break;  // stopping
     if (running > config_.max_launches) {
       refuse(connection.get(), "", "launcher-busy",
              std::to_string(running - 1) +
@@ -254,13 +260,18 @@ void LaunchService::accept_and_handle(std::size_t id) {
     } else {
       handle(connection.get());
     }
+    // Closed under the lock, once the destructor can no longer shut the number down: a
+    // number closed before would be another descriptor's by then.
+    std::lock_guard lock(connections_mutex_);
+    --running_;
+    connections_[id].fd = -1;
+    connection.reset();
+    // A thread that has handled a launch handles the next one cheapest (its stack and malloc
+    // arena are in place): it waits again, unless enough others wait already.
+    if (idle_acceptors_ >= kSpareAcceptors) break;
+    ++idle_acceptors_;
   }
-  // Closed under the lock, once the destructor can no longer shut the number down: a number
-  // closed before would be another descriptor's by then.
   std::lock_guard lock(connections_mutex_);
-  if (connection) --running_;
-  connections_[id].fd = -1;
-  connection.reset();
   connections_[id].done = true;
   ++finished_;
   connections_changed_.notify_all();
