@@ -562,8 +562,8 @@ std::set<std::string> long_options(const std::string &help, const std::set<std::
   std::set<std::string> found;
   for (size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
     size_t end = at + 2;
-    while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) ||
-                                 help[end] == '-')) {
+    while (end < help.size() &&
+           (std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-')) {
       ++end;
     }
     const std::string option = help.substr(at, end - at);
@@ -588,6 +588,10 @@ TEST(LaunchClient, EachMistakeOnItsCommandLineIsNamedAndExits125) {
   for (const auto &[args, line] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--bogus", "x"}, "--bogus: not an option of sandbox-host-launch (see --help)"},
            {{"-x"}, "-x: not an option of sandbox-host-launch (see --help)"},
+           {{"--net", "none", "--", "/bin/true"},
+            "--net: not an option of sandbox-host-launch (see --help)"},
+           {{"--via=/nonexistent/s", "--netw=none", "--", "/bin/true"},
+            "--netw: not an option of sandbox-host-launch (see --help)"},
            {{"--name"}, "--name: needs a value"},
            {{"--network", "none", "--network", "outbound", "--", "/bin/true"},
             "--network: given twice; it takes one value"},

@@ -79,13 +79,23 @@ CommandLine parse(int argc, char **argv) {
   };
   opterr = 0;  // the messages below name the argument
   // "+": options end at the plugin's binary, so that its own arguments stay its own.
-  for (int got; (got = ::getopt_long(argc, argv, "+:h", longs.data(), nullptr)) != -1;) {
-    const std::string argument = argv[optind - 1];
-    if (got == '?') {
-      throw std::invalid_argument(argument + ": not an option of " + std::string(kProgram) +
-                                  " (see --help)");
+  auto not_an_option = [](const std::string &argument) {
+    return std::invalid_argument(argument + ": not an option of " + std::string(kProgram) +
+                                 " (see --help)");
+  };
+  for (;;) {
+    const int at = optind;
+    int index = -1;
+    const int got = ::getopt_long(argc, argv, "+:h", longs.data(), &index);
+    if (got == -1) break;
+    if (got == '?') throw not_an_option(argv[optind - 1]);
+    if (got == ':') throw std::invalid_argument(std::string(argv[optind - 1]) + ": needs a value");
+    if (index >= 0) {
+      // getopt_long takes an abbreviation too; run, and so this client, only the whole name.
+      const std::string typed = argv[at];
+      const std::string name = typed.substr(0, typed.find('='));
+      if (name != std::string("--") + longs[index].name) throw not_an_option(name);
     }
-    if (got == ':') throw std::invalid_argument(argument + ": needs a value");
     if (got == kHelpOption) {
       line.help = true;
     } else if (got == kViaOption) {
