@@ -234,7 +234,6 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     throw;
   }
   launch.env = base_env(spec);
-  const std::size_t base_count = launch.env.size();
   for (const auto &[name, value] : launch.built.env) {
     if (name.starts_with(kControlPrefix) || name.find('=') != std::string::npos || name.empty()) {
       throw std::runtime_error("backend " + mode + " set the variable \"" + name +
@@ -244,25 +243,28 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
   }
   const std::size_t own_count = launch.env.size();
   for (const auto &entry : plugin_env) {
-    check_env_entry(entry, "env");
-    if (entry.find('=') == std::string::npos) {
-      throw std::invalid_argument("env " + entry + ": a plugin's variable is NAME=VALUE here");
-    }
-    const std::string name = entry.substr(0, entry.find('='));
-    const auto set_already = std::find_if(
-        launch.env.begin(), launch.env.end(),
-        [&](const std::string &e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
-    const auto at = static_cast<std::size_t>(set_already - launch.env.begin());
-    if (set_already != launch.env.end() && at >= own_count) {
-      throw std::invalid_argument("env " + name + ": named twice; a variable passes once");
-    }
-    if (set_already != launch.env.end()) {
-      audit_->record({"spec", spec.plugin_name, "env-reserved",
-                      "pass the variable " + name + " to the plugin",
-                      "BaseEnv or the backend sets it; leave it out of env"});
-      throw std::invalid_argument("env " + name + ": " +
-                                  (at < base_count ? std::string("BaseEnv") : "backend " + mode) +
-                                  " sets this variable for the plugin; it cannot be passed");
+    try {
+      // Refuses a BaseEnv name, a CLAWPATROL_* one and one that is not portable.
+      check_env_entry(entry, "env");
+      if (entry.find('=') == std::string::npos) {
+        throw std::invalid_argument("env " + entry + ": a plugin's variable is NAME=VALUE here");
+      }
+      const std::string name = entry.substr(0, entry.find('='));
+      const auto set_already = std::find_if(
+          launch.env.begin(), launch.env.end(),
+          [&](const std::string &e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
+      if (set_already != launch.env.end()) {
+        throw std::invalid_argument(
+            "env " + name + ": " +
+            (static_cast<std::size_t>(set_already - launch.env.begin()) >= own_count
+                 ? std::string("named twice; a variable passes once")
+                 : "backend " + mode + " sets this variable for the plugin; it cannot be passed"));
+      }
+    } catch (const std::invalid_argument &e) {
+      audit_->record({"spec", spec.plugin_name, "plugin-env", e.what(),
+                      "a plugin's variables are NAME=VALUE, each once, none that BaseEnv or the "
+                      "backend sets and no CLAWPATROL_*"});
+      throw;
     }
     launch.env.push_back(entry);
   }

@@ -96,6 +96,10 @@ TEST_F(HostPluginEnv, WhatBaseEnvOrTheBackendSetsNamesTwiceOrHasNoValueIsRefused
   EXPECT_NE(refusal({"CLAWPATROL_X=1"}).find("CLAWPATROL_*"), std::string::npos);
   // Each refusal of a reserved name is a record; none is a launch.
   for (const auto &record : audit_.records()) EXPECT_NE(record.at("rule"), "env-passed");
+  const auto records = audit_.records();
+  EXPECT_EQ(std::count_if(records.begin(), records.end(),
+                          [](const auto &record) { return record.at("rule") == "plugin-env"; }),
+            5);
 }
 
 }  // namespace
