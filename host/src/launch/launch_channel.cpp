@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -93,8 +94,16 @@ std::optional<int> receive_status(int channel) {
 }
 
 LaunchMessage receive_launch(int channel) {
-  // One byte more than the cap, so that an oversized message shows as MSG_TRUNC.
-  std::vector<char> buffer(kMaxLaunchMessage + 1);
+  // Sized by the message waiting (MSG_PEEK | MSG_TRUNC gives its whole length), not by the
+  // cap: a cap-sized buffer is a fresh mapping whose every page faults while it is zeroed.
+  ssize_t waiting;
+  do {
+    waiting = ::recv(channel, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  } while (waiting < 0 && errno == EINTR);
+  if (waiting < 0) throw_errno("receive");
+  // One byte more than the cap at most, so that an oversized message shows as MSG_TRUNC.
+  std::vector<char> buffer(
+      std::min<std::size_t>(static_cast<std::size_t>(waiting) + 1, kMaxLaunchMessage + 1));
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 8)> control{};
   iovec data{buffer.data(), buffer.size()};
   msghdr header{};
