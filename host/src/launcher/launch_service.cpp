@@ -8,7 +8,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -99,7 +98,8 @@ UniqueFd listen_at(const fs::path &path) {
   make_private_directory(path.parent_path());
   const sockaddr_un address = address_of(path);
   remove_stale_socket(path, address);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  // Blocking: a connection wakes one of the threads waiting in accept(2), not every one.
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) throw_errno("launcher: socket");
   if (::bind(fd.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0) {
     throw_errno("launcher: bind " + path.string());
@@ -129,8 +129,6 @@ bool forwardable(int signal) {
 LaunchService::LaunchService(Host &host, const LauncherConfig &config)
     : host_(host), config_(config), socket_path_(config.socket) {
   listener_ = listen_at(socket_path_);
-  wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!wake_) throw_errno("launcher: eventfd");
   // Sandboxes prepared now, for the launches to come.
   if (config_.depth > 0) {
     std::vector<Network> networks{Network::none, Network::outbound};
@@ -161,8 +159,9 @@ LaunchService::~LaunchService() {
 }
 
 void LaunchService::wake_acceptors() {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof one);
+  stopping_ = true;
+  // Every accept(2) on the listener returns then, and no connection comes any more.
+  ::shutdown(listener_.get(), SHUT_RDWR);
 }
 
 void LaunchService::reap_finished() {
@@ -217,16 +216,10 @@ void LaunchService::serve(std::stop_token stop) {
 
 UniqueFd LaunchService::accept_connection() {
   for (;;) {
-    std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
-      // EINTR; or ENOMEM, the only other error these arguments allow: a moment's pause.
-      if (errno != EINTR) ::poll(nullptr, 0, 100);
-      continue;
-    }
-    if (fds[1].revents != 0) return UniqueFd();  // stopping
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (stopping_) return UniqueFd();
     if (connection) return connection;
-    if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EINTR || errno == ECONNABORTED) continue;
     // Out of descriptors, say: the pending connection waits in the backlog for a moment.
     host_.audit().record({"launcher", "", "launcher-descriptors",
                           "accept a launch: " + std::string(std::strerror(errno)),
@@ -245,12 +238,12 @@ void LaunchService::accept_and_handle(std::size_t id) {
     std::size_t running = 0;
     {
       std::lock_guard lock(connections_mutex_);
-      --idle_acceptors_;
+      // serve() starts the next acceptor when none is left waiting.
+      if (--idle_acceptors_ == 0) connections_changed_.notify_all();
       if (connection) {
         connections_[id].fd = connection.get();
         running = ++running_;
       }
-      connections_changed_.notify_all();  // serve() starts the next acceptor
     }
     if (!connection) break;  // stopping
     if (running > config_.max_launches) {

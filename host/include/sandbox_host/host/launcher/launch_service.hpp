@@ -57,7 +57,7 @@ class LaunchService {
   const LauncherConfig config_;
   std::filesystem::path socket_path_;
   UniqueFd listener_;
-  UniqueFd wake_;  // eventfd: stop
+  std::atomic<bool> stopping_{false};  // set before the listener is shut down
 
   std::mutex pools_mutex_;
   std::map<std::pair<std::string, Network>, std::unique_ptr<SandboxPool>> pools_;
