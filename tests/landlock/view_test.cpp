@@ -51,14 +51,15 @@ void write_file(const fs::path &path, const std::string &contents) {
   std::ofstream(path) << contents;
 }
 
-// sandbox-host and its modules where nobody can run them, with unix_probe beside: made once.
+// sandbox-host and its modules where nobody can run them, with unix_probe beside: made once
+// per process and removed at its exit (ctest runs every test in a process of its own, so a
+// copy left behind would be one per test).
+struct ViewInstall : test::UnprivilegedInstall {
+  ViewInstall() { add_binary(UNIX_PROBE); }
+};
 const test::UnprivilegedInstall &install() {
-  static const auto *const made = [] {
-    auto *install = new test::UnprivilegedInstall();
-    install->add_binary(UNIX_PROBE);
-    return install;
-  }();
-  return *made;
+  static const ViewInstall made;
+  return made;
 }
 
 // Changes the test's working directory, which the launch inherits, and restores it.
