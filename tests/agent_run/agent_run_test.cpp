@@ -178,11 +178,20 @@ class AgentRun : public ::testing::TestWithParam<Case> {
     return run_process(
         as_user({exe, "run", "--config", config_.path().string(), "--policy",
                  (tree_ / "policy.toml").string(), "--", "/bin/sh", "-c", with_paths(script)}),
-        with_env(env()));
+        options());
   }
 
   ProcessResult run_bare(const std::string &script) const {
-    return run_process(as_user({"/bin/sh", "-c", with_paths(script)}), with_env(env()));
+    return run_process(as_user({"/bin/sh", "-c", with_paths(script)}), options());
+  }
+
+  // Started in the tree, as a user starts an agent in a directory of theirs: the test's own
+  // working directory is the build tree's, which nobody may not reach (a checkout in root's
+  // 0700 home), and the command starts where it was launched.
+  ProcessOptions options() const {
+    ProcessOptions options = with_env(env());
+    options.cwd = tree_.string();
+    return options;
   }
 
   static inline UnprivilegedInstall *install_ = nullptr;

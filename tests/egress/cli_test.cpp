@@ -28,6 +28,13 @@ std::string read_all(const fs::path &path) {
 
 class EgressCommand : public ::testing::TestWithParam<std::string> {
  protected:
+  // sandbox-host where nobody can run it: the build tree may lie in root's 0700 home.
+  static void SetUpTestSuite() { install_ = new UnprivilegedInstall(); }
+  static void TearDownTestSuite() {
+    delete install_;
+    install_ = nullptr;
+  }
+
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the stand-in upstream listens on ports 80 and 443";
     world_ = std::make_unique<EgressWorld>();
@@ -61,8 +68,8 @@ class EgressCommand : public ::testing::TestWithParam<std::string> {
         << "runtime_dir = \"" << (home_ / "run").string() << "\"\n"
         << "log_connections = true\n";
     std::vector<std::string> argv = as_nobody();
-    argv.insert(argv.end(),
-                {SANDBOX_HOST_EXE, GetParam(), "--config", (home_ / "config.toml").string()});
+    argv.insert(argv.end(), {install_->sandbox_host(), GetParam(), "--config",
+                             (home_ / "config.toml").string()});
     proxy_ = std::make_unique<RunningProcess>(argv);
     egress_dir_ = home_ / "run/clawpatrol-sandbox/egress";
     for (int attempt = 0; attempt < 200 && !answers(); ++attempt) std::this_thread::sleep_for(25ms);
@@ -80,6 +87,7 @@ class EgressCommand : public ::testing::TestWithParam<std::string> {
     return run_process(argv);
   }
 
+  static inline UnprivilegedInstall *install_ = nullptr;
   std::unique_ptr<EgressWorld> world_;
   fs::path home_, egress_dir_;
   std::uint16_t port_ = 0;
@@ -104,8 +112,7 @@ TEST_P(EgressCommand, WritesTheEgressDirectoryWithoutTheToken) {
     EXPECT_EQ(status.st_mode & 0022, 0u) << file << ": writable by others";
     EXPECT_FALSE(contains(read_all(file), kTestToken)) << file;
   }
-  EXPECT_TRUE(
-      contains(read_all(egress_dir_ / "gpg"), std::string(SANDBOX_HOST_EXE) + "' sandbox gpg"));
+  EXPECT_TRUE(contains(read_all(egress_dir_ / "gpg"), install_->sandbox_host() + "' sandbox gpg"));
 }
 
 TEST_P(EgressCommand, KeepsItsMemoryOutOfReach) {

@@ -22,6 +22,13 @@ using namespace std::chrono_literals;
 
 class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
  protected:
+  // sandbox-host where nobody can run it: the build tree may lie in root's 0700 home.
+  static void SetUpTestSuite() { install_ = new UnprivilegedInstall(); }
+  static void TearDownTestSuite() {
+    delete install_;
+    install_ = nullptr;
+  }
+
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the stand-in upstream listens on ports 80 and 443";
     world_ = std::make_unique<EgressWorld>();
@@ -52,11 +59,15 @@ class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
         << "upstream_ca_bundle = \"" << world_->upstream_ca().string() << "\"\n"
         << "runtime_dir = \"" << (home_ / "run").string() << "\"\n";
     proxy_ = std::make_unique<RunningProcess>(
-        as_user({SANDBOX_HOST_EXE, "egress", "--config", (home_ / "config.toml").string()}));
+        as_user({sandbox_host(), "egress", "--config", (home_ / "config.toml").string()}));
     for (int attempt = 0; attempt < 200 && !fs::exists(home_ / "state/egress.sock"); ++attempt) {
       std::this_thread::sleep_for(25ms);
     }
     ASSERT_TRUE(fs::exists(home_ / "state/egress.sock"));
+  }
+
+  std::string sandbox_host() const {
+    return GetParam() == 0 ? SANDBOX_HOST_EXE : install_->sandbox_host();
   }
 
   std::vector<std::string> as_user(std::vector<std::string> argv) const {
@@ -68,7 +79,7 @@ class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
 
   // argv run in a proxied sandbox of the namespaces backend.
   ProcessResult in_sandbox(const std::vector<std::string> &argv) const {
-    std::vector<std::string> command{SANDBOX_HOST_EXE,
+    std::vector<std::string> command{sandbox_host(),
                                      "run",
                                      "--config",
                                      (home_ / "config.toml").string(),
@@ -86,6 +97,7 @@ class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
     return run_process(as_user(command), options);
   }
 
+  static inline UnprivilegedInstall *install_ = nullptr;
   std::unique_ptr<EgressWorld> world_;
   fs::path home_;
   std::unique_ptr<RunningProcess> proxy_;

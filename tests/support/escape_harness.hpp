@@ -313,7 +313,9 @@ class EscapeCorpus : public ::testing::TestWithParam<Case> {
   fs::path tmp_dir() const { return workspace_.dir() / "tmp"; }
 
   std::string sandbox_host() const { return root() ? SANDBOX_HOST_EXE : install_->sandbox_host(); }
-  std::string plugin() const { return root() ? ESCAPE_PLUGIN : install_->plugin(); }
+  // The copy for root too: the build tree may lie in root's home, which the plugin's path
+  // would then make appear in the sandbox.
+  std::string plugin() const { return install_->plugin(); }
 
   // The host's environment: the forced backend and secrets that must not reach the plugin.
   std::vector<std::string> host_env() const {

@@ -56,6 +56,7 @@ RunningProcess::RunningProcess(const std::vector<std::string> &argv,
   }
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  if (options.cwd) posix_spawn_file_actions_addchdir_np(&actions, options.cwd->c_str());
   auto args = c_strings(argv);
   std::vector<char *> env = options.env ? c_strings(*options.env) : std::vector<char *>{};
   int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(),

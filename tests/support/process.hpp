@@ -24,6 +24,8 @@ struct ProcessOptions {
   std::chrono::milliseconds timeout{20000};
   // The descriptor to give the command as stdin; /dev/null when unset.
   std::optional<int> stdin_fd;
+  // The command's working directory; the test's own when unset.
+  std::optional<std::string> cwd;
 };
 
 // Options with exactly this environment.
