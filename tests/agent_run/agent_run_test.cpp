@@ -3,6 +3,7 @@
 // keys, write outside the policy's Write, through symlinks and into the harness's config),
 // under the namespaces and the Landlock backend, as root and as nobody. The same script run
 // without the sandbox shows each attempt would succeed on its own.
+#include "backend_case.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 
@@ -23,22 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class User { root, nobody };
-
-struct Case {
-  const char *backend;
-  User user;
-};
-
-void PrintTo(const Case &c, std::ostream *out) {
-  *out << c.backend << (c.user == User::root ? "_root" : "_nobody");
-}
-
-std::string case_name(const ::testing::TestParamInfo<Case> &info) {
-  std::ostringstream name;
-  PrintTo(info.param, &name);
-  return name.str();
-}
+using Case = BackendCase;
+using User = BackendCase::User;
 
 void write_file(const fs::path &path, const std::string &contents) {
   fs::create_directories(path.parent_path());
@@ -95,12 +82,6 @@ std::map<std::string, std::string> outcomes(const std::string &out) {
 
 class AgentRun : public ::testing::TestWithParam<Case> {
  protected:
-  static void SetUpTestSuite() { install_ = new UnprivilegedInstall(); }
-  static void TearDownTestSuite() {
-    delete install_;
-    install_ = nullptr;
-  }
-
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root: it launches as root and as nobody";
     // Under /var/tmp: the namespaces backend gives a command a /tmp of its own.
@@ -174,7 +155,7 @@ class AgentRun : public ::testing::TestWithParam<Case> {
   }
 
   ProcessResult run_with_policy(const std::string &script) const {
-    const std::string exe = root() ? SANDBOX_HOST_EXE : install_->sandbox_host();
+    const std::string exe = root() ? SANDBOX_HOST_EXE : shared_install().sandbox_host();
     return run_process(
         as_user({exe, "run", "--config", config_.path().string(), "--policy",
                  (tree_ / "policy.toml").string(), "--", "/bin/sh", "-c", with_paths(script)}),
@@ -194,7 +175,6 @@ class AgentRun : public ::testing::TestWithParam<Case> {
     return options;
   }
 
-  static inline UnprivilegedInstall *install_ = nullptr;
   TempFile config_{"[plugins.sh]\n", "config.toml"};
   fs::path tree_;
 };
@@ -270,12 +250,8 @@ TEST_P(AgentRun, MakesAMissingDenyPathBeforeTheLaunch) {
   EXPECT_TRUE(fs::is_directory(home() / "state/scan"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, AgentRun,
-                         ::testing::Values(Case{"namespaces", User::root},
-                                           Case{"namespaces", User::nobody},
-                                           Case{"landlock", User::root},
-                                           Case{"landlock", User::nobody}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(Backends, AgentRun, ::testing::ValuesIn(kLinuxBackendCases),
+                         backend_case_name);
 
 }  // namespace
 }  // namespace sandbox_host::test

@@ -28,13 +28,6 @@ std::string read_all(const fs::path &path) {
 
 class EgressCommand : public ::testing::TestWithParam<std::string> {
  protected:
-  // sandbox-host where nobody can run it: the build tree may lie in root's 0700 home.
-  static void SetUpTestSuite() { install_ = new UnprivilegedInstall(); }
-  static void TearDownTestSuite() {
-    delete install_;
-    install_ = nullptr;
-  }
-
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the stand-in upstream listens on ports 80 and 443";
     world_ = std::make_unique<EgressWorld>();
@@ -68,7 +61,7 @@ class EgressCommand : public ::testing::TestWithParam<std::string> {
         << "runtime_dir = \"" << (home_ / "run").string() << "\"\n"
         << "log_connections = true\n";
     std::vector<std::string> argv = as_nobody();
-    argv.insert(argv.end(), {install_->sandbox_host(), GetParam(), "--config",
+    argv.insert(argv.end(), {shared_install().sandbox_host(), GetParam(), "--config",
                              (home_ / "config.toml").string()});
     proxy_ = std::make_unique<RunningProcess>(argv);
     egress_dir_ = home_ / "run/clawpatrol-sandbox/egress";
@@ -87,7 +80,6 @@ class EgressCommand : public ::testing::TestWithParam<std::string> {
     return run_process(argv);
   }
 
-  static inline UnprivilegedInstall *install_ = nullptr;
   std::unique_ptr<EgressWorld> world_;
   fs::path home_, egress_dir_;
   std::uint16_t port_ = 0;
@@ -112,7 +104,8 @@ TEST_P(EgressCommand, WritesTheEgressDirectoryWithoutTheToken) {
     EXPECT_EQ(status.st_mode & 0022, 0u) << file << ": writable by others";
     EXPECT_FALSE(contains(read_all(file), kTestToken)) << file;
   }
-  EXPECT_TRUE(contains(read_all(egress_dir_ / "gpg"), install_->sandbox_host() + "' sandbox gpg"));
+  EXPECT_TRUE(
+      contains(read_all(egress_dir_ / "gpg"), shared_install().sandbox_host() + "' sandbox gpg"));
 }
 
 TEST_P(EgressCommand, KeepsItsMemoryOutOfReach) {

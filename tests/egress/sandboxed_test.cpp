@@ -22,13 +22,6 @@ using namespace std::chrono_literals;
 
 class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
  protected:
-  // sandbox-host where nobody can run it: the build tree may lie in root's 0700 home.
-  static void SetUpTestSuite() { install_ = new UnprivilegedInstall(); }
-  static void TearDownTestSuite() {
-    delete install_;
-    install_ = nullptr;
-  }
-
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "the stand-in upstream listens on ports 80 and 443";
     world_ = std::make_unique<EgressWorld>();
@@ -67,7 +60,7 @@ class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
   }
 
   std::string sandbox_host() const {
-    return GetParam() == 0 ? SANDBOX_HOST_EXE : install_->sandbox_host();
+    return GetParam() == 0 ? SANDBOX_HOST_EXE : shared_install().sandbox_host();
   }
 
   std::vector<std::string> as_user(std::vector<std::string> argv) const {
@@ -97,7 +90,6 @@ class ProxiedSandbox : public ::testing::TestWithParam<uid_t> {
     return run_process(as_user(command), options);
   }
 
-  static inline UnprivilegedInstall *install_ = nullptr;
   std::unique_ptr<EgressWorld> world_;
   fs::path home_;
   std::unique_ptr<RunningProcess> proxy_;

@@ -146,6 +146,11 @@ void UnprivilegedInstall::add_module(const std::string &module) const {
                               fs::perms::others_read | fs::perms::others_exec);
 }
 
+const UnprivilegedInstall &shared_install() {
+  static const UnprivilegedInstall install;
+  return install;
+}
+
 std::vector<std::string> as_nobody() {
   return {"/usr/bin/setpriv", "--reuid=" + std::to_string(kNobody),
           "--regid=" + std::to_string(kNobody), "--clear-groups", "--"};

@@ -106,6 +106,10 @@ class UnprivilegedInstall {
   TempFile dir_;
 };
 
+// An UnprivilegedInstall made on first use and removed when the test process exits, for a
+// suite that needs nothing in it beyond sandbox-host as installed.
+const UnprivilegedInstall &shared_install();
+
 // argv prefix that runs a command as nobody:nogroup with no supplementary groups.
 std::vector<std::string> as_nobody();
 
