@@ -14,6 +14,7 @@
 #include "view_grants.hpp"
 
 #include <sandbox_host/backends/hardening.hpp>
+#include <sandbox_host/backends/resource_limits.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/unique_fd.hpp>
@@ -108,6 +109,9 @@ template <class TakeLaunch>
     backends::install_unix_socket_filter();
   }
   ruleset.restrict_self(policy.restrict_flags);
+  // Without a user namespace of its own, RLIMIT_NPROC counts every process of the launching
+  // user on the host, the plugin's and the rest alike (docs/security-model.md).
+  backends::apply_plugin_rlimits(spec.limits);
   exec_plugin(spec);
 }
 

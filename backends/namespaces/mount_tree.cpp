@@ -126,6 +126,24 @@ void mount_private_filesystems(const std::string &root) {
   mount_fs("tmpfs", root + "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
 }
 
+void bound_private_filesystems(const std::string &root, const Limits &limits) {
+  // tmpfs reads 0 as no bound.
+  auto option = [](const char *name, std::uint64_t bound) {
+    return std::string(name) + "=" + (bound == Limits::kUnlimited ? "0" : std::to_string(bound));
+  };
+  const std::string tmp =
+      option("size", limits.tmp_size) + "," + option("nr_inodes", limits.tmp_inodes);
+  if (::mount(nullptr, (root + "/tmp").c_str(), nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+              tmp.c_str()) != 0) {
+    throw_errno(kStep, "bound /tmp to " + tmp);
+  }
+  const std::string shm = option("size", limits.shm_size);
+  if (::mount(nullptr, (root + "/dev/shm").c_str(), nullptr,
+              MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, shm.c_str()) != 0) {
+    throw_errno(kStep, "bound /dev/shm to " + shm);
+  }
+}
+
 void build_plugin_root(const std::vector<MountEntry> &system) {
   const std::string root(kPluginRoot);
   if (::mkdir(root.c_str(), 0755) != 0) throw_errno(kStep, "mkdir " + root);

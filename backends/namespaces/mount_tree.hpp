@@ -47,6 +47,9 @@ inline constexpr std::string_view kPluginRoot = "/newroot";
 void leave_host_root(HostMounts host_mounts);
 // A fresh /proc, a minimal /dev and a private /tmp below root.
 void mount_private_filesystems(const std::string &root);
+// Sizes root's /tmp and /dev/shm to the launch's limits (tmpfs size= and nr_inodes=); they
+// are mounted before a prepared sandbox knows its launch.
+void bound_private_filesystems(const std::string &root, const Limits &limits);
 // The deny-by-default tree at kPluginRoot: the private file systems and the system entries.
 void build_plugin_root(const std::vector<MountEntry> &system);
 // Adds entries to the tree at root.

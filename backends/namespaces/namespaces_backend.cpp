@@ -24,6 +24,7 @@
 #include "userns_probe.hpp"
 
 #include <sandbox_host/backends/hardening.hpp>
+#include <sandbox_host/backends/resource_limits.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/stage1_failure.hpp>
@@ -62,6 +63,7 @@ struct PluginStart {
         shown_path(one_line(spec.binary_path)),
         shown_chdir("chdir " + one_line(this->work_dir)),
         refuse_unix_sockets(!spec.view.empty()),
+        rlimits(spec.limits),
         args(spec.args) {
     argv.push_back(path.data());
     for (auto &arg : args) argv.push_back(arg.data());
@@ -78,6 +80,8 @@ struct PluginStart {
 
   std::string path, work_dir, shown_path, shown_chdir;
   bool refuse_unix_sockets;  // an agent policy's command: no socket(AF_UNIX)
+  // The plugin's alone: on the init they would bound its relay's connections and threads.
+  backends::PluginRlimits rlimits;
   std::vector<std::string> args;
   std::vector<char *> argv;  // points into path and args
 };
@@ -122,6 +126,9 @@ void load_unix_socket_filter() {
   // Own session: no controlling terminal, so TIOCSTI cannot reach the host's.
   if (::setsid() < 0) fail_before_exec("session", "setsid", errno);
   if (::chdir(start.work_dir.c_str()) != 0) fail_before_exec("exec", start.shown_chdir, errno);
+  if (const int refused = start.rlimits.apply(); refused >= 0) {
+    fail_before_exec("limits", start.rlimits.shown(refused), errno);
+  }
   if (start.refuse_unix_sockets) load_unix_socket_filter();
   ::execve(start.path.c_str(), start.argv.data(), environ);
   fail_before_exec("exec", start.shown_path, errno);
@@ -228,6 +235,7 @@ template <class Launch>
       root = kViewRoot;
       build_view_root(spec.view, grants);
     }
+    bound_private_filesystems(root, spec.limits);
     add_mounts(root, grants);
     finish_mount_tree(root);
     start.emplace(spec, spec.view.empty() ? spec.tmp_dir : command_directory(spec, cwd));

@@ -226,6 +226,15 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
                              ", which has no agent policy view (1.4); it cannot hold this launch "
                              "to its policy");
   }
+  if (launch.backend.module().abi().minor < 6) {
+    const AbiVersion abi = launch.backend.module().abi();
+    audit_->record({mode, spec.plugin_name, "limits-unenforced",
+                    "launch without [limits]: backend " + mode + " is built against module ABI " +
+                        std::to_string(abi.major) + "." + std::to_string(abi.minor) +
+                        ", which has no limits (1.6)",
+                    "rebuild the backend against this SDK to bound what its plugins consume",
+                    false});
+  }
   try {
     launch.built = launch.backend.build_command(spec);
   } catch (const std::exception &e) {
@@ -287,7 +296,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
     command.env.push_back(
         std::string(kEnvSpec) + "=" +
-        encode_stage1_payload({mode, launch.backend.module().file().string(), spec}));
+        encode_stage1_payload({mode, launch.backend.module().file().string(), bounded(spec)}));
   } else {
     command.program = launch.built.program;
     command.args = std::move(launch.built.args);
@@ -300,6 +309,12 @@ std::optional<std::vector<std::string>> Host::prepared_launch_env(
   CheckedLaunch launch = checked_launch(spec, mode, plugin_env);
   if (!launch.built.reexec_stage1 || !launch.backend.prepares()) return std::nullopt;
   return std::move(launch.env);
+}
+
+Spec Host::bounded(const Spec &spec) const {
+  Spec out = spec;
+  out.limits = config_.limits_for(spec.plugin_name);
+  return out;
 }
 
 bool Host::prepares(const std::string &mode) const {

@@ -13,8 +13,8 @@
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/host/spec_check.hpp>
-#include <sandbox_host/unique_fd.hpp>
 #include <sandbox_host/sandboxtest.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>
 
@@ -398,6 +398,30 @@ TEST_F(SandboxPoolTest, ThePluginIsConfinedAsInAColdLaunch) {
         "Seccomp:\t2\n"}) {
     EXPECT_NE(prepared.out.find(line), std::string::npos) << line << "in:\n" << prepared.out;
   }
+}
+
+TEST_F(SandboxPoolTest, APreparedLaunchIsBoundedByTheConfigsLimitsForItsPlugin) {
+  Config config = audit_.apply(test::test_config({"namespaces", "off"}, {"namespaces"}));
+  config.limits.open_files = 99;
+  config.limits.tmp_size = 4 << 20;
+  config.plugins["status"].limits = {{&Limits::processes, 77}};
+  Host host(config);
+  SandboxPool pool(host, "namespaces", Network::none);
+  TempSpec t("status", "/bin/sh");
+  // What the caller's Spec says is not what bounds it: the limits are the operator's.
+  t.spec.limits.open_files = Limits::kUnlimited;
+  run_script(t.spec,
+             "grep -E '^Max (processes|open files|file size|core file size) ' /proc/self/limits "
+             "| tr -s ' '; stat -f -c 'tmp=%b*%S' /tmp");
+  Outcome prepared = launch_and_finish(pool, t.spec);
+  ASSERT_EQ(prepared.status.shell_status(), 0) << prepared;
+  ASSERT_EQ(pool.stats().prepared_launches, 1u);
+  EXPECT_EQ(prepared.out,
+            "Max file size 4294967296 4294967296 bytes \n"
+            "Max core file size 0 0 bytes \n"
+            "Max processes 77 77 processes \n"
+            "Max open files 99 99 files \n"
+            "tmp=1024*4096\n");
 }
 
 TEST_F(SandboxPoolTest, ThePluginSeesThePathsOfItsLaunchMadeAfterTheSandboxWasPrepared) {

@@ -82,12 +82,52 @@ TEST(Config, DefaultsEnableEveryBackendAndNeverPrioritiseOff) {
 TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
   EXPECT_EQ(error_of("module_dirs = []\nbackend = {}\n"),
             ":2: backend: unknown key; allowed: module_dirs, backends, ops, broker, egress, "
-            "launcher, audit, plugins");
+            "launcher, audit, limits, plugins");
   EXPECT_EQ(error_of("[backends]\nenabled = [\"off\"]\npriorty = []\n"),
             ":3: backends.priorty: unknown key; allowed: enabled, priority");
   EXPECT_EQ(error_of("[plugins.git]\nsandbox = \"auto\"\nnetwrok = \"none\"\n"),
             ":3: plugins.git.netwrok: unknown key; allowed: sandbox, network, read, env, "
-            "handshake");
+            "handshake, limits");
+}
+
+TEST(Config, LimitsAreTheDefaultsWithTheFilesAndAPluginsOwnOverThem) {
+  TempFile file(
+      "[limits]\nprocesses = 64\ntmp_size = \"8M\"\nfile_size = \"unlimited\"\n"
+      "[plugins.git.limits]\nprocesses = 16\nshm_size = 1048576\n",
+      "config.toml");
+  const Config config = load_config(file.path());
+  Limits expected;
+  expected.processes = 64;
+  expected.tmp_size = 8 << 20;
+  expected.file_size = Limits::kUnlimited;
+  EXPECT_EQ(config.limits_for("other"), expected);
+  expected.processes = 16;
+  expected.shm_size = 1 << 20;
+  EXPECT_EQ(config.limits_for("git"), expected);
+}
+
+TEST(Config, ABadLimitIsNamedWithItsLineAndWhatIsAllowed) {
+  const std::string bytes =
+      "allowed: bytes as an integer or a string such as \"512M\" (K, M, G, T) of at least "
+      "4096, or \"unlimited\"";
+  EXPECT_EQ(error_of("[limits]\nprocesses = 0\n"),
+            ":2: limits.processes: 0 is too small; allowed: an integer of at least 1, or "
+            "\"unlimited\"");
+  EXPECT_EQ(error_of("[limits]\nopen_files = -5\n"),
+            ":2: limits.open_files: -5 is negative; allowed: an integer of at least 8, or "
+            "\"unlimited\"");
+  EXPECT_EQ(error_of("[limits]\nprocesses = \"64K\"\n"),
+            ":2: limits.processes: \"64K\" is not an integer of at least 1, or \"unlimited\"");
+  EXPECT_EQ(error_of("[limits]\ntmp_size = \"12X\"\n"),
+            ":2: limits.tmp_size: \"12X\" is not " + bytes.substr(9));
+  EXPECT_EQ(error_of("[limits]\ntmp_size = \"999999999999T\"\n"),
+            ":2: limits.tmp_size: \"999999999999T\" is not " + bytes.substr(9));
+  EXPECT_EQ(error_of("[limits]\nshm_size = 1.5\n"),
+            ":2: limits.shm_size: must be " + bytes.substr(9) + ", not a float");
+  EXPECT_EQ(error_of("[plugins.git.limits]\nmemory = \"1G\"\n"),
+            ":2: plugins.git.limits.memory: unknown key; allowed: processes, open_files, "
+            "file_size, tmp_size, tmp_inodes, shm_size");
+  EXPECT_EQ(error_of("limits = 3\n"), ":1: limits: must be a table, not an integer");
 }
 
 TEST(Config, WrongTypesAreNamed) {

@@ -54,20 +54,20 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
   EXPECT_EQ(load_error("backend_abimajor.so"),
             module_prefix("backend_abimajor.so") +
-                "built for module ABI 2.0, this host speaks 1.5 (the major version must match)");
+                "built for module ABI 2.0, this host speaks 1.6 (the major version must match)");
 }
 
 TEST(ModuleLoader, RefusesANewerAbiMinor) {
   EXPECT_EQ(load_error("backend_abiminor.so"),
             module_prefix("backend_abiminor.so") +
-                "built for module ABI 1.6, newer than this host's 1.5; upgrade sandbox-host or "
-                "rebuild the module against SDK 1.5");
+                "built for module ABI 1.7, newer than this host's 1.6; upgrade sandbox-host or "
+                "rebuild the module against SDK 1.6");
 }
 
 TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
   EXPECT_EQ(load_error("backend_noentry.so"),
             module_prefix("backend_noentry.so") +
-                "no entry symbol sandbox_host_module_v1_<minor <= 5>; not a sandbox-host module, "
+                "no entry symbol sandbox_host_module_v1_<minor <= 6>; not a sandbox-host module, "
                 "or built without a SANDBOX_HOST_*_MODULE registration");
 }
 
@@ -168,6 +168,30 @@ TEST(Registry, AnAgentPolicysLaunchIsRefusedToABackendOfAnOlderAbi) {
                  "backend abiold is built against module ABI 1.3, which has no agent policy "
                  "view (1.4); it cannot hold this launch to its policy");
   }
+}
+
+// Nor can it see the limits (1.6): its launches go ahead, each audited as unbounded.
+TEST(Registry, ALaunchOnABackendOlderThanTheLimitsIsAuditedAsUnbounded) {
+  test::ScopedEnv forced(std::string(kEnvBackend), std::nullopt);
+  test::AuditCapture audit;
+  Host host(audit.apply(test::test_config({"abiold", "namespaces"}, {"abiold"})));
+  host.load_enabled();
+  ASSERT_EQ(host.registry().failures().size(), 0u);
+  sandboxtest::TempSpec t("report", REPORT_PLUGIN);
+  // The stand-in builds no command; the host has decided on the launch before it asks.
+  EXPECT_THROW(host.command(t.spec, "abiold"), std::exception);
+  host.command(t.spec, "namespaces");
+  std::vector<std::map<std::string, std::string>> unbounded;
+  for (auto &record : audit.records()) {
+    if (record["rule"] == "limits-unenforced") unbounded.push_back(record);
+  }
+  ASSERT_EQ(unbounded.size(), 1u);
+  EXPECT_EQ(unbounded[0]["component"], "abiold");
+  EXPECT_EQ(unbounded[0]["plugin"], "report");
+  EXPECT_EQ(unbounded[0]["refused"], "false");
+  EXPECT_EQ(unbounded[0]["attempted"],
+            "launch without [limits]: backend abiold is built against module ABI 1.3, which has "
+            "no limits (1.6)");
 }
 
 TEST(Registry, ModulesOutliveTheRegistryWhileInUse) {

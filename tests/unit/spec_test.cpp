@@ -170,6 +170,7 @@ Spec proxied_spec() {
   spec.view = {{"/home/u", PathAccess::none},
                {"/home/u/.gitconfig", PathAccess::read},
                {"/home/u/src \"ü\"", PathAccess::write}};
+  spec.limits = {7, 64, Limits::kUnlimited, 1ULL << 40, 16, 4096};
   return spec;
 }
 
@@ -183,6 +184,7 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(back.egress_dir, spec.egress_dir);
   EXPECT_EQ(back.read_paths, spec.read_paths);
   EXPECT_EQ(back.view, spec.view);
+  EXPECT_EQ(back.limits, spec.limits);
 
   const LaunchMessage launched = decode_launch_message(encode_launch_message({spec, {"A=1"}}));
   EXPECT_EQ(launched.spec.network, Network::proxied);
@@ -190,6 +192,7 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(launched.spec.proxy_port, 65535);
   EXPECT_EQ(launched.spec.egress_dir, spec.egress_dir);
   EXPECT_EQ(launched.spec.view, spec.view);
+  EXPECT_EQ(launched.spec.limits, spec.limits);
 
   const PreparedPayload prepared{"namespaces", "/m.so", Network::proxied, 4};
   EXPECT_EQ(decode_prepared_payload(encode_prepared_payload(prepared)).network, Network::proxied);
@@ -211,6 +214,18 @@ TEST(SpecAbi, RoundTripsEveryField) {
   EXPECT_EQ(back.proxy_port, 65535);
   EXPECT_EQ(back.egress_dir, spec.egress_dir);
   EXPECT_EQ(back.view, spec.view);
+  EXPECT_EQ(back.limits, spec.limits);
+}
+
+TEST(SpecAbi, AStructWithoutTheLimitsKeepsTheViewAndTheDefaultLimits) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  // As a host of ABI 1.5 lays it out: the struct ends before the limits.
+  sh_spec older = *view.get();
+  older.struct_size = offsetof(sh_spec, limits);
+  const Spec back = from_abi(older);
+  EXPECT_EQ(back.view, spec.view);
+  EXPECT_EQ(back.limits, Limits{});
 }
 
 TEST(SpecAbi, AStructWithoutTheViewLeavesItEmptyAndAnUnknownAccessIsRefused) {
@@ -359,7 +374,18 @@ TEST(SpecCodec, NamesWhatIsWrong) {
   EXPECT_EQ(error(socket + R"(,"proxy_port":3128})"), "spec: missing field \"egress_dir\"");
   EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":""})"),
             "spec: field \"view\" is not an array");
-  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":"","view":[]})"), "");
+  const std::string view = socket + R"(,"proxy_port":3128,"egress_dir":"","view":[])";
+  EXPECT_EQ(error(view + "}"), "spec: field \"limits\" is not an object");
+  const std::string limits =
+      R"("processes":1,"open_files":8,"file_size":4096,"tmp_size":4096,"tmp_inodes":16)";
+  EXPECT_EQ(error(view + R"(,"limits":{)" + limits + "}}"),
+            "spec: limits.shm_size is not a count (0 to 18446744073709551615)");
+  for (const char *bad : {"-1", "\"64M\"", "1.5", "null"}) {
+    EXPECT_EQ(error(view + R"(,"limits":{)" + limits + R"(,"shm_size":)" + bad + "}}"),
+              "spec: limits.shm_size is not a count (0 to 18446744073709551615)")
+        << bad;
+  }
+  EXPECT_EQ(error(view + R"(,"limits":{)" + limits + R"(,"shm_size":18446744073709551615}})"), "");
 }
 
 // ---- a prepared sandbox's payload and its launch ------------------------------------------
@@ -449,7 +475,8 @@ TEST(LaunchMessage, NamesWhatIsWrong) {
   const std::string spec =
       R"("plugin_name":"p","binary_path":"/b","socket_dir":"/s","tmp_dir":"/t",)"
       R"("network":"none","read_paths":[],"args":[],"proxy_socket":"","proxy_port":0,)"
-      R"("egress_dir":"","view":[])";
+      R"("egress_dir":"","view":[],"limits":{"processes":1,"open_files":8,"file_size":4096,)"
+      R"("tmp_size":4096,"tmp_inodes":16,"shm_size":4096})";
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1"]})"), "");
   EXPECT_EQ(launch_error("{" + spec + "}"), "spec: field \"env\" is not an array");
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");

@@ -36,6 +36,14 @@ PluginConfig Config::plugin(const std::string &name) const {
   return it == plugins.end() ? PluginConfig{} : it->second;
 }
 
+Limits Config::limits_for(const std::string &plugin_name) const {
+  Limits bounded = limits;
+  auto it = plugins.find(plugin_name);
+  if (it == plugins.end()) return bounded;
+  for (const auto &[field, value] : it->second.limits) bounded.*field = value;
+  return bounded;
+}
+
 namespace {
 
 constexpr std::array kKnownBackends{"namespaces", "landlock", "seatbelt", "off"};
@@ -496,6 +504,80 @@ void read_ops(const Reader &r, const toml::table &t, Config &config) {
   }
 }
 
+// ---- [limits] ---------------------------------------------------------------------------
+
+struct LimitKey {
+  const char *name;
+  std::uint64_t Limits::*field;
+  bool bytes;  // a size: an integer of bytes or a string such as "512M"
+  std::uint64_t least;
+};
+
+// A bound below these leaves a plugin unable to start (its stdio, its loader, one page).
+constexpr LimitKey kLimitKeys[] = {
+    {"processes", &Limits::processes, false, 1},    {"open_files", &Limits::open_files, false, 8},
+    {"file_size", &Limits::file_size, true, 4096},  {"tmp_size", &Limits::tmp_size, true, 4096},
+    {"tmp_inodes", &Limits::tmp_inodes, false, 16}, {"shm_size", &Limits::shm_size, true, 4096},
+};
+constexpr const char *kLimitNames =
+    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size";
+
+// "512M": digits and one of K, M, G or T (powers of 1024); nullopt when it is not that.
+std::optional<std::uint64_t> parse_size(const std::string &text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits + 1 != text.size() || digits > 12) return std::nullopt;
+  const std::string units = "KMGT";
+  const std::size_t unit = units.find(text.back());
+  if (unit == std::string::npos) return std::nullopt;
+  const unsigned shift = 10 * static_cast<unsigned>(unit + 1);
+  const std::uint64_t count = std::stoull(text.substr(0, digits));
+  if (count > (Limits::kUnlimited >> shift)) return std::nullopt;
+  return count << shift;
+}
+
+std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::string &key,
+                         const LimitKey &limit) {
+  const std::string allowed =
+      std::string(limit.bytes ? "bytes as an integer or a string such as \"512M\" (K, M, G, T)"
+                              : "an integer") +
+      " of at least " + std::to_string(limit.least) + ", or \"unlimited\"";
+  std::uint64_t value = 0;
+  if (const auto *integer = node.as_integer()) {
+    if (integer->get() < 0) {
+      r.fail(node.source(), key,
+             std::to_string(integer->get()) + " is negative; allowed: " + allowed);
+    }
+    value = static_cast<std::uint64_t>(integer->get());
+  } else if (const auto *text = node.as_string()) {
+    if (text->get() == "unlimited") return Limits::kUnlimited;
+    const std::optional<std::uint64_t> size = limit.bytes ? parse_size(text->get()) : std::nullopt;
+    if (!size) r.fail(node.source(), key, "\"" + text->get() + "\" is not " + allowed);
+    value = *size;
+  } else {
+    r.fail(node.source(), key, "must be " + allowed + ", not " + std::string(toml_type_name(node)));
+  }
+  if (value < limit.least) {
+    r.fail(node.source(), key, std::to_string(value) + " is too small; allowed: " + allowed);
+  }
+  return value;
+}
+
+// [limits] or [plugins.<name>.limits]: each key's bound, in file order.
+std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> read_limits(
+    const Reader &r, const toml::table &t, const std::string &prefix) {
+  std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> out;
+  for (auto &&[key, node] : t) {
+    const std::string name(key.str());
+    const std::string dotted = prefix + "." + key_part(name);
+    const auto *limit = std::find_if(std::begin(kLimitKeys), std::end(kLimitKeys),
+                                     [&](const LimitKey &k) { return name == k.name; });
+    if (limit == std::end(kLimitKeys)) r.unknown(key, dotted, kLimitNames);
+    out.emplace_back(limit->field, read_limit(r, node, dotted, *limit));
+  }
+  return out;
+}
+
 PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::string &prefix) {
   PluginConfig plugin;
   for (auto &&[key, node] : t) {
@@ -542,8 +624,10 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
         r.fail(node.source(), dotted, "the magic cookie's name, without a value");
       }
       plugin.handshake = cookie;
+    } else if (name == "limits") {
+      plugin.limits = read_limits(r, r.table(node, dotted), dotted);
     } else {
-      r.unknown(key, dotted, "sandbox, network, read, env, handshake");
+      r.unknown(key, dotted, "sandbox, network, read, env, handshake, limits");
     }
   }
   return plugin;
@@ -917,6 +1001,10 @@ Config load_config(const fs::path &path) {
       read_launcher(r, r.table(node, name), config.launcher.emplace());
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
+    } else if (name == "limits") {
+      for (const auto &[field, value] : read_limits(r, r.table(node, name), name)) {
+        config.limits.*field = value;
+      }
     } else if (name == "plugins") {
       for (auto &&[plugin_key, plugin_node] : r.table(node, name)) {
         std::string prefix = "plugins." + std::string(plugin_key.str());
@@ -924,7 +1012,8 @@ Config load_config(const fs::path &path) {
             read_plugin(r, r.table(plugin_node, prefix), prefix);
       }
     } else {
-      r.unknown(key, name, "module_dirs, backends, ops, broker, egress, launcher, audit, plugins");
+      r.unknown(key, name,
+                "module_dirs, backends, ops, broker, egress, launcher, audit, limits, plugins");
     }
   }
   if (!priority_written) {

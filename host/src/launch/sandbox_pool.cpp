@@ -316,7 +316,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
         continue;
       }
       try {
-        send_launch(sandbox->channel.get(), {spec, *env}, stdio);
+        send_launch(sandbox->channel.get(), {host_.bounded(spec), *env}, stdio);
       } catch (const std::length_error &) {
         {
           std::lock_guard lock(mutex_);

@@ -61,6 +61,30 @@ void put_spec(json::object &object, const Spec &spec) {
     view.emplace_back(json::object{{"path", rule.path}, {"access", to_string(rule.access)}});
   }
   object["view"] = std::move(view);
+  const Limits &limits = spec.limits;
+  object["limits"] =
+      json::object{{"processes", limits.processes},   {"open_files", limits.open_files},
+                   {"file_size", limits.file_size},   {"tmp_size", limits.tmp_size},
+                   {"tmp_inodes", limits.tmp_inodes}, {"shm_size", limits.shm_size}};
+}
+
+Limits limits_field(const json::object &object) {
+  const json::value *value = object.if_contains("limits");
+  if (value == nullptr || !value->is_object()) {
+    throw std::invalid_argument("spec: field \"limits\" is not an object");
+  }
+  const json::object &table = value->get_object();
+  auto bound = [&table](const char *name) {
+    const json::value *field = table.if_contains(name);
+    if (field != nullptr && field->is_uint64()) return field->get_uint64();
+    if (field != nullptr && field->is_int64() && field->get_int64() >= 0) {
+      return static_cast<std::uint64_t>(field->get_int64());
+    }
+    throw std::invalid_argument(std::string("spec: limits.") + name +
+                                " is not a count (0 to 18446744073709551615)");
+  };
+  return {bound("processes"), bound("open_files"), bound("file_size"),
+          bound("tmp_size"),  bound("tmp_inodes"), bound("shm_size")};
 }
 
 std::vector<PathRule> view_field(const json::object &object) {
@@ -117,6 +141,7 @@ Spec get_spec(const json::object &object) {
   spec.proxy_port = port_field(object, "proxy_port");
   spec.egress_dir = field(object, "egress_dir");
   spec.view = view_field(object);
+  spec.limits = limits_field(object);
   return spec;
 }
 

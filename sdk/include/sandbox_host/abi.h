@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 5
+#define SANDBOX_HOST_ABI_MINOR 6
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -94,6 +94,16 @@ typedef struct sh_path_rule {
   uint32_t access;
 } sh_path_rule;
 
+/* Since 1.6. What one launch may consume (Limits in spec.hpp); UINT64_MAX is no bound. */
+typedef struct sh_limits {
+  uint64_t processes;
+  uint64_t open_files;
+  uint64_t file_size;
+  uint64_t tmp_size;
+  uint64_t tmp_inodes;
+  uint64_t shm_size;
+} sh_limits;
+
 /* One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved. */
 typedef struct sh_spec {
   uint32_t struct_size;
@@ -115,6 +125,9 @@ typedef struct sh_spec {
    * launch on it. */
   const struct sh_path_rule *view;
   size_t view_count;
+  /* Since 1.6: the launch's limits, which the backend enforces before the exec. The host
+   * audits a launch on a backend built against an older ABI as unbounded. */
+  sh_limits limits;
 } sh_spec;
 
 typedef struct sh_probe_report {

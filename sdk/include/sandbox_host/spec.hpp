@@ -52,6 +52,20 @@ struct PathRule {
   friend bool operator==(const PathRule &, const PathRule &) = default;
 };
 
+// Since ABI 1.6. What one launch may consume (docs/config.md, [limits]). kUnlimited leaves a
+// bound off; every other value is enforced by the backend in stage 1, before the exec. Core
+// dumps are always off and have no field.
+struct Limits {
+  static constexpr std::uint64_t kUnlimited = UINT64_MAX;
+  std::uint64_t processes = 1024;         // processes and threads (RLIMIT_NPROC)
+  std::uint64_t open_files = 4096;        // descriptors (RLIMIT_NOFILE)
+  std::uint64_t file_size = 4ULL << 30;   // bytes of one file written (RLIMIT_FSIZE)
+  std::uint64_t tmp_size = 512ULL << 20;  // bytes in the sandbox's /tmp (a tmpfs)
+  std::uint64_t tmp_inodes = 65536;       // files in the sandbox's /tmp
+  std::uint64_t shm_size = 64ULL << 20;   // bytes in the sandbox's /dev/shm (a tmpfs)
+  friend bool operator==(const Limits &, const Limits &) = default;
+};
+
 // One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved.
 struct Spec {
   std::string plugin_name;  // for error text only
@@ -73,6 +87,8 @@ struct Spec {
   // the longest path winning. ReadPaths, the binary, SocketDir and TmpDir keep their grants on
   // top of it. A backend that cannot hold a launch to every rule refuses the Spec.
   std::vector<PathRule> view{};
+  // Since ABI 1.6. The host sets it from its config ([limits]) for every launch.
+  Limits limits{};
 };
 
 // What a backend found when probing this host.

@@ -36,6 +36,9 @@ class SpecAbiView {
     raw_.proxy_port = spec.proxy_port;
     raw_.view = view_.data();
     raw_.view_count = view_.size();
+    const Limits &limits = spec.limits;
+    raw_.limits = {limits.processes, limits.open_files, limits.file_size,
+                   limits.tmp_size,  limits.tmp_inodes, limits.shm_size};
   }
   SpecAbiView(const SpecAbiView &) = delete;
   SpecAbiView &operator=(const SpecAbiView &) = delete;
@@ -81,7 +84,7 @@ inline Spec from_abi(const sh_spec &raw) {
     spec.egress_dir = to_view(raw.egress_dir);
     spec.proxy_port = static_cast<std::uint16_t>(raw.proxy_port);
   }
-  if (raw.struct_size >= sizeof(sh_spec)) {
+  if (raw.struct_size >= offsetof(sh_spec, limits)) {
     for (size_t i = 0; i < raw.view_count; ++i) {
       const sh_path_rule &rule = raw.view[i];
       if (rule.access > SH_ACCESS_WRITE) {
@@ -90,6 +93,11 @@ inline Spec from_abi(const sh_spec &raw) {
       }
       spec.view.push_back({std::string(to_view(rule.path)), static_cast<PathAccess>(rule.access)});
     }
+  }
+  if (raw.struct_size >= sizeof(sh_spec)) {
+    const sh_limits &limits = raw.limits;
+    spec.limits = {limits.processes, limits.open_files, limits.file_size,
+                   limits.tmp_size,  limits.tmp_inodes, limits.shm_size};
   }
   return spec;
 }

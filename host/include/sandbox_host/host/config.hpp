@@ -43,6 +43,8 @@ struct PluginConfig {
   std::vector<std::string> env;
   // go-plugin's MagicCookieKey: the handshake's variables pass from the caller.
   std::optional<std::string> handshake;
+  // [plugins.<name>.limits]: the bounds this plugin has other than [limits]'s, in file order.
+  std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> limits;
 };
 
 // The [launcher] table: serve launches plugins for other processes of its own uid on a unix
@@ -145,8 +147,13 @@ struct Config {
   // Keyed by operation name; only operations in ops_enabled have settings.
   std::map<std::string, OpSettings> op_settings;
 
+  // [limits]: every launch's bounds, over the built-in defaults (Limits in spec.hpp).
+  Limits limits;
+
   // The plugin's settings, or the defaults for a plugin the file does not name.
   PluginConfig plugin(const std::string &name) const;
+  // [limits] with the plugin's own [plugins.<name>.limits] over it.
+  Limits limits_for(const std::string &plugin_name) const;
 };
 
 inline constexpr const char *kDefaultConfigPath = "/etc/sandbox-host/config.toml";

@@ -51,8 +51,10 @@ class Host {
 
   // The command that launches spec's plugin under mode, with BaseEnv, the backend's
   // control variables and plugin_env (NAME=VALUE, plugin_env.hpp), whose names go to the
-  // audit. Throws when stage1() was never wired, for a bad Spec, for a plugin_env entry that
-  // names a variable BaseEnv or the backend sets, or when mode names no loaded backend.
+  // audit. The launch is bounded by the config's limits for the plugin (Config::limits_for),
+  // whatever spec.limits says: they are the operator's. Throws when stage1() was never
+  // wired, for a bad Spec, for a plugin_env entry that names a variable BaseEnv or the
+  // backend sets, or when mode names no loaded backend.
   LaunchCommand command(const Spec &spec, const std::string &mode,
                         const std::vector<std::string> &plugin_env = {}) const;
 
@@ -71,6 +73,8 @@ class Host {
   std::optional<std::vector<std::string>> prepared_launch_env(
       const Spec &spec, const std::string &mode,
       const std::vector<std::string> &plugin_env = {}) const;
+  // spec with the config's limits for its plugin, as command() launches it.
+  Spec bounded(const Spec &spec) const;
 
  private:
   struct CheckedLaunch {

@@ -1,0 +1,40 @@
+// A launch's Limits as the rlimits of the plugin's process (docs/security-model.md says
+// which of them bound what, per backend). Worked out before the plugin's process exists, so
+// that a process between vfork and exec only makes the setrlimit calls.
+#pragma once
+
+#include <sandbox_host/spec.hpp>
+
+#include <sys/resource.h>
+
+#include <array>
+#include <string>
+
+namespace sandbox_host::backends {
+
+class PluginRlimits {
+ public:
+  // Each bound, never above this process's hard limit: raising that needs a privilege of
+  // the initial user namespace, and the lower bound holds anyway. Core dumps always off.
+  explicit PluginRlimits(const Limits &limits);
+
+  // Sets every one on this process. Returns the index of the one the kernel refused, with
+  // errno set, or -1. Allocates nothing.
+  int apply() const noexcept;
+  // "setrlimit RLIMIT_NPROC 1024", for the one apply() named.
+  const std::string &shown(int index) const noexcept { return entries_[index].shown; }
+
+ private:
+  struct Entry {
+    __rlimit_resource_t resource;
+    rlimit value;
+    std::string shown;
+  };
+  static Entry entry(__rlimit_resource_t resource, const char *name, std::uint64_t bound);
+  std::array<Entry, 4> entries_;
+};
+
+// PluginRlimits(limits).apply(), throwing SetupError("limits", ...) when one is refused.
+void apply_plugin_rlimits(const Limits &limits);
+
+}  // namespace sandbox_host::backends

@@ -1,0 +1,56 @@
+#include <sandbox_host/backends/resource_limits.hpp>
+#include <sandbox_host/backends/setup_error.hpp>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace sandbox_host::backends {
+namespace {
+
+rlim_t as_rlim(std::uint64_t bound) {
+  return bound == Limits::kUnlimited ? RLIM_INFINITY : static_cast<rlim_t>(bound);
+}
+
+rlimit bounded(__rlimit_resource_t resource, const char *name, std::uint64_t bound) {
+  rlimit current{};
+  if (::getrlimit(resource, &current) != 0) throw_errno("limits", std::string("getrlimit ") + name);
+  const rlim_t wanted = std::min(as_rlim(bound), current.rlim_max);
+  return {wanted, wanted};
+}
+
+std::string describe(const char *name, const rlimit &value) {
+  return std::string("setrlimit ") + name + " " +
+         (value.rlim_max == RLIM_INFINITY ? std::string("unlimited")
+                                          : std::to_string(value.rlim_max));
+}
+
+}  // namespace
+
+PluginRlimits::Entry PluginRlimits::entry(__rlimit_resource_t resource, const char *name,
+                                          std::uint64_t bound) {
+  const rlimit value = bounded(resource, name, bound);
+  return {resource, value, describe(name, value)};
+}
+
+PluginRlimits::PluginRlimits(const Limits &limits)
+    : entries_{entry(RLIMIT_NPROC, "RLIMIT_NPROC", limits.processes),
+               entry(RLIMIT_NOFILE, "RLIMIT_NOFILE", limits.open_files),
+               entry(RLIMIT_FSIZE, "RLIMIT_FSIZE", limits.file_size),
+               Entry{RLIMIT_CORE, {0, 0}, "setrlimit RLIMIT_CORE 0"}} {}
+
+int PluginRlimits::apply() const noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (::setrlimit(entries_[i].resource, &entries_[i].value) != 0) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+void apply_plugin_rlimits(const Limits &limits) {
+  const PluginRlimits rlimits(limits);
+  const int refused = rlimits.apply();
+  if (refused >= 0) throw_errno("limits", rlimits.shown(refused));
+}
+
+}  // namespace sandbox_host::backends
