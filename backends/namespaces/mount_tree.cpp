@@ -137,7 +137,8 @@ void bound_private_filesystems(const std::string &root, const Limits &limits) {
               tmp.c_str()) != 0) {
     throw_errno(kStep, "bound /tmp to " + tmp);
   }
-  const std::string shm = option("size", limits.shm_size);
+  const std::string shm =
+      option("size", limits.shm_size) + "," + option("nr_inodes", limits.tmp_inodes);
   if (::mount(nullptr, (root + "/dev/shm").c_str(), nullptr,
               MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, shm.c_str()) != 0) {
     throw_errno(kStep, "bound /dev/shm to " + shm);

@@ -188,10 +188,12 @@ TEST_P(LimitsTest, TheSandboxsTmpAndShmHoldNoMoreThanTheirBound) {
       "head -c 16M /dev/zero > /tmp/fill 2>/dev/null; echo tmp=$(stat -c %s /tmp/fill); "
       "head -c 16M /dev/zero > /dev/shm/fill 2>/dev/null; echo shm=$(stat -c %s /dev/shm/fill); "
       "n=0; for i in $(seq 200); do : > /tmp/f$i 2>/dev/null || break; n=$((n+1)); done; "
-      "echo files=$n");
+      "echo files=$n; "
+      "n=0; for i in $(seq 200); do : > /dev/shm/f$i 2>/dev/null || break; n=$((n+1)); done; "
+      "echo shm_files=$n");
   ASSERT_EQ(result.code, 0) << result.err;
-  // The root inode and /tmp/fill take two of the 64.
-  EXPECT_EQ(result.out, "tmp=4194304\nshm=2097152\nfiles=62\n");
+  // In each, the root inode and the fill take two of the 64.
+  EXPECT_EQ(result.out, "tmp=4194304\nshm=2097152\nfiles=62\nshm_files=62\n");
 }
 
 TEST_P(LimitsTest, TheDefaultTmpIsBounded) {

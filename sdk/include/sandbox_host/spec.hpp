@@ -53,15 +53,16 @@ struct PathRule {
 };
 
 // Since ABI 1.6. What one launch may consume (docs/config.md, [limits]). kUnlimited leaves a
-// bound off; every other value is enforced by the backend in stage 1, before the exec. Core
-// dumps are always off and have no field.
+// bound off; a backend enforces the others before the exec, as far as it can
+// (docs/security-model.md says which hold where). Core dumps are always off and have no
+// field.
 struct Limits {
   static constexpr std::uint64_t kUnlimited = UINT64_MAX;
   std::uint64_t processes = 1024;         // processes and threads (RLIMIT_NPROC)
   std::uint64_t open_files = 4096;        // descriptors (RLIMIT_NOFILE)
   std::uint64_t file_size = 4ULL << 30;   // bytes of one file written (RLIMIT_FSIZE)
   std::uint64_t tmp_size = 512ULL << 20;  // bytes in the sandbox's /tmp (a tmpfs)
-  std::uint64_t tmp_inodes = 65536;       // files in the sandbox's /tmp
+  std::uint64_t tmp_inodes = 65536;       // files in the sandbox's /tmp, and in /dev/shm
   std::uint64_t shm_size = 64ULL << 20;   // bytes in the sandbox's /dev/shm (a tmpfs)
   friend bool operator==(const Limits &, const Limits &) = default;
 };
