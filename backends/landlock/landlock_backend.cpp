@@ -124,6 +124,13 @@ class LandlockBackend final : public Backend {
     report.available = true;
     report.landlock_abi = abi;
     report.warning = coverage_warning(abi);
+    report.bounds = backends::rlimit_bounds(backends::ProcessCount::host_user);
+    for (const char *tmpfs : {"tmp_size", "tmp_inodes", "shm_size"}) {
+      report.bounds.push_back(
+          {tmpfs, false,
+           "Landlock keeps the host's /tmp and /dev/shm: a plugin is granted neither, and a "
+           "policy's command writes them unbounded where its view lets it"});
+    }
     return report;
   }
 

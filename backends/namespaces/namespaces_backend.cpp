@@ -296,7 +296,15 @@ bool covers(const std::string &path, const std::string &dir) {
 
 class NamespacesBackend final : public Backend {
  public:
-  ProbeReport probe() override { return probe_user_namespaces(); }
+  ProbeReport probe() override {
+    ProbeReport report = probe_user_namespaces();
+    report.bounds = backends::rlimit_bounds(backends::ProcessCount::user_namespace);
+    report.bounds.push_back({"tmp_size", true, "size= of the sandbox's own tmpfs /tmp"});
+    report.bounds.push_back(
+        {"tmp_inodes", true, "nr_inodes= of the sandbox's own tmpfs /tmp and /dev/shm"});
+    report.bounds.push_back({"shm_size", true, "size= of the sandbox's own tmpfs /dev/shm"});
+    return report;
+  }
 
   void build_command(const Spec &spec, CommandBuilder &command) override {
     for (const auto &path : spec.read_paths) {

@@ -17,6 +17,11 @@ class OffBackend final : public sandbox_host::Backend {
     report.warning =
         "no confinement: the plugin reads and writes whatever its user can, and reaches the "
         "network";
+    for (const char *limit :
+         {"processes", "open_files", "file_size", "tmp_size", "tmp_inodes", "shm_size"}) {
+      report.bounds.push_back(
+          {limit, false, "the off backend runs the plugin as it is, with sandbox-host's rlimits"});
+    }
     return report;
   }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 namespace sandbox_host {
 namespace {
@@ -74,6 +75,15 @@ BackendStatus Host::status_of(const std::string &name) const {
   status.reason = report.reason;
   status.hint = report.hint;
   status.warning = report.warning;
+  status.bounds = std::move(report.bounds);
+  status.abi_minor = module->abi().minor;
+  try {
+    Spec plain;
+    plain.binary_path = "/bin/true";
+    status.reexecs_stage1 = BackendModule(module).build_command(plain).reexec_stage1;
+  } catch (const std::exception &) {
+    // A backend that refuses even this launch runs none: it joins no cgroup either.
+  }
   return status;
 }
 
@@ -294,6 +304,14 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
   if (launch.built.reexec_stage1) {
     command.program = stage1_program_;
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
+    if (cgroup_placement().version() != CgroupPlacement::Version::none) {
+      const std::string name = spec.plugin_name.empty()
+                                   ? std::filesystem::path(spec.binary_path).filename().string()
+                                   : spec.plugin_name;
+      command.cgroup = cgroup_placement().make(name, audit_);
+      command.cgroup->bound(spec.plugin_name, config_.limits_for(spec.plugin_name));
+      command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
+    }
     command.env.push_back(
         std::string(kEnvSpec) + "=" +
         encode_stage1_payload({mode, launch.backend.module().file().string(), bounded(spec)}));
@@ -313,8 +331,18 @@ std::optional<std::vector<std::string>> Host::prepared_launch_env(
 
 Spec Host::bounded(const Spec &spec) const {
   Spec out = spec;
-  out.limits = config_.limits_for(spec.plugin_name);
+  out.limits = config_.limits_for(spec.plugin_name).process;
   return out;
+}
+
+const CgroupPlacement &Host::cgroup_placement() const {
+  std::call_once(placement_once_,
+                 [this] { placement_.emplace(CgroupPlacement::find(config_.cgroup)); });
+  return *placement_;
+}
+
+void Host::bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const {
+  if (cgroup != nullptr) cgroup->bound(spec.plugin_name, config_.limits_for(spec.plugin_name));
 }
 
 bool Host::prepares(const std::string &mode) const {
@@ -335,6 +363,11 @@ LaunchCommand Host::prepare_command(const std::string &mode, Network network,
       std::string(kEnvStage1) + "=" + mode,
       std::string(kEnvPrepared) + "=" +
           encode_prepared_payload({mode, backend.module().file().string(), network, control_fd})};
+  // Unbounded until its launch (bound_cgroup), which names the plugin.
+  if (cgroup_placement().version() != CgroupPlacement::Version::none) {
+    command.cgroup = cgroup_placement().make("prepared", audit_);
+    command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
+  }
   return command;
 }
 

@@ -5,6 +5,8 @@
 #include "cgroup_dirs.hpp"
 #include "drivers.hpp"
 
+#include <cgroup_mounts.hpp>
+
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -14,25 +16,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool lists(const std::string &controllers, const std::string &name) {
-  std::istringstream words(controllers);
-  for (std::string word; words >> word;) {
-    if (word == name) return true;
-  }
-  return false;
-}
-
 // Lets the children of dir have the memory controller.
 void enable_memory_below(const fs::path &dir) {
   const std::string available = read_control(dir / "cgroup.controllers");
-  if (!lists(available, "memory")) {
+  if (!cgroup::lists(available, "memory")) {
     throw std::runtime_error(
         "cgroup2: the memory controller is missing in " + dir.string() +
         " (its cgroup.controllers: " + (available.empty() ? std::string("none") : available) +
         "); enable memory in the cgroup.subtree_control of every cgroup above it, or use the "
         "cgroup1 or systemd driver where memory lives there");
   }
-  if (!lists(read_control(dir / "cgroup.subtree_control"), "memory")) {
+  if (!cgroup::lists(read_control(dir / "cgroup.subtree_control"), "memory")) {
     write_control(dir / "cgroup.subtree_control", "+memory");
   }
 }

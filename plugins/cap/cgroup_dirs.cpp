@@ -3,15 +3,10 @@
 
 #include "pinned_process.hpp"
 
-#include <sandbox_host/unique_fd.hpp>
-
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <system_error>
 
@@ -36,28 +31,6 @@ bool make_directory(const fs::path &dir) {
 }
 
 }  // namespace
-
-std::string read_control(const fs::path &file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-void write_control(const fs::path &file, const std::string &value) {
-  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    throw std::runtime_error("cannot open " + file.string() + " to write \"" + value +
-                             "\": " + reason(errno));
-  }
-  const ssize_t written = ::write(fd.get(), value.data(), value.size());
-  if (written != static_cast<ssize_t>(value.size())) {
-    const int error = written < 0 ? errno : EIO;
-    throw std::runtime_error("cannot write \"" + value + "\" to " + file.string() + ": " +
-                             reason(error));
-  }
-}
 
 fs::path CgroupDirs::slice(const std::string &slice) const {
   const fs::path dir = parent_ / slice;

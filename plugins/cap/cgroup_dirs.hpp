@@ -3,16 +3,16 @@
 // of the pinned requester into a scope's cgroup.procs.
 #pragma once
 
+#include <cgroup_control.hpp>
+
 #include <filesystem>
 #include <mutex>
 #include <string>
 
 namespace sandbox_host::cap {
 
-std::string read_control(const std::filesystem::path &file);
-// Writes value to a control file in one write(), as the kernel wants it. Throws with the
-// file, the value and the kernel's reason.
-void write_control(const std::filesystem::path &file, const std::string &value);
+using cgroup::read_control;
+using cgroup::write_control;
 
 class CgroupDirs {
  public:

@@ -90,13 +90,13 @@ TEST(ModulesCommand, ListsLoadedAndRefusedModules) {
       run_process({SANDBOX_HOST_EXE, "modules", "--json", "--config", config.path().string()});
   ASSERT_EQ(result.code, 0) << result.err;
   auto out = json_of(result);
-  EXPECT_EQ(out->getValue<std::string>("host_abi"), "1.6");
+  EXPECT_EQ(out->getValue<std::string>("host_abi"), "1.7");
   auto loaded = out->getArray("loaded");
   ASSERT_EQ(loaded->size(), 2u);
   auto off = loaded->getObject(0);
   EXPECT_EQ(off->getValue<std::string>("kind"), "backend");
   EXPECT_EQ(off->getValue<std::string>("name"), "off");
-  EXPECT_EQ(off->getValue<std::string>("abi"), "1.6");
+  EXPECT_EQ(off->getValue<std::string>("abi"), "1.7");
   EXPECT_EQ(off->getValue<std::string>("file"), std::string(BUILD_MODULE_DIR) + "/backend_off.so");
   auto ping = loaded->getObject(1);
   EXPECT_EQ(ping->getValue<std::string>("kind"), "op");
@@ -104,7 +104,7 @@ TEST(ModulesCommand, ListsLoadedAndRefusedModules) {
   auto failed = out->getArray("failed");
   ASSERT_EQ(failed->size(), 1u);
   EXPECT_NE(failed->getObject(0)->getValue<std::string>("error").find(
-                "built for module ABI 2.0, this host speaks 1.6"),
+                "built for module ABI 2.0, this host speaks 1.7"),
             std::string::npos);
   // The refusal went to the audit sink (stderr) too.
   EXPECT_NE(result.err.find("sandbox-host: refused: module rule=module-load"), std::string::npos);

@@ -402,8 +402,8 @@ TEST_F(SandboxPoolTest, ThePluginIsConfinedAsInAColdLaunch) {
 
 TEST_F(SandboxPoolTest, APreparedLaunchIsBoundedByTheConfigsLimitsForItsPlugin) {
   Config config = audit_.apply(test::test_config({"namespaces", "off"}, {"namespaces"}));
-  config.limits.open_files = 99;
-  config.limits.tmp_size = 4 << 20;
+  config.limits.process.open_files = 99;
+  config.limits.process.tmp_size = 4 << 20;
   config.plugins["status"].limits = {{&Limits::processes, 77}};
   Host host(config);
   SandboxPool pool(host, "namespaces", Network::none);

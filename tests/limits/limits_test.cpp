@@ -1,20 +1,32 @@
 // [limits] held by the namespaces and the Landlock backend: a plugin launched with the real
-// `sandbox-host run`, as root and as nobody, gets the configured rlimits, and a fork bomb, a
-// file too large and a /tmp fill are stopped at their bounds while a second plugin of the
-// same user still launches and answers.
+// `sandbox-host run`, as root and as nobody, gets the configured rlimits and its own cgroup,
+// and a fork bomb, a memory hog, a CPU spin, a file too large and a /tmp fill are stopped at
+// their bounds while a second plugin of the same user still launches and answers. Root's
+// launches use the cgroups `auto` finds; nobody's a cgroup the test delegates to it, as an
+// operator would.
 #include "backend_case.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 
+#include <sandbox_host/host/limits/plugin_cgroup.hpp>
+
+#include <cgroup_mounts.hpp>
+
+#include <Poco/JSON/Parser.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sandbox_host::test {
@@ -48,6 +60,53 @@ for pid in children:
     os.waitpid(pid, 0)
 )";
 
+// A cgroup in each v1 hierarchy of memory, pids and cpu, owned by nobody, as an operator
+// delegates one to the user a host runs as. nullopt where this host has no such hierarchies
+// (on cgroup v2, moving nobody's stage 1 into it would need nobody's launcher inside it).
+class DelegatedCgroup {
+ public:
+  static std::optional<DelegatedCgroup> make() {
+    const cgroup::CgroupMounts mounts = cgroup::CgroupMounts::of_this_host();
+    DelegatedCgroup made;
+    made.path_ = "/sandbox-host-test-" + std::to_string(::getpid());
+    for (const char *controller : {"memory", "pids", "cpu"}) {
+      const auto mount = mounts.v1.find(controller);
+      if (mount == mounts.v1.end()) return std::nullopt;
+      const fs::path dir = mount->second / made.path_.substr(1);
+      if (::mkdir(dir.c_str(), 0755) != 0) return std::nullopt;
+      made.dirs_.push_back(dir);
+      for (const fs::path &owned : {dir, dir / "cgroup.procs", dir / "tasks"}) {
+        if (::chown(owned.c_str(), kNobody, kNobody) != 0) return std::nullopt;
+      }
+    }
+    return made;
+  }
+  DelegatedCgroup() = default;
+  DelegatedCgroup(DelegatedCgroup &&other) noexcept
+      : path_(std::move(other.path_)), dirs_(std::exchange(other.dirs_, {})) {}
+  DelegatedCgroup &operator=(DelegatedCgroup &&other) noexcept {
+    std::swap(path_, other.path_);
+    std::swap(dirs_, other.dirs_);
+    return *this;
+  }
+  ~DelegatedCgroup() {
+    for (const fs::path &dir : dirs_) ::rmdir(dir.c_str());
+  }
+  const std::string &path() const { return path_; }
+  // The launches' cgroups left in it.
+  std::size_t children() const {
+    std::size_t count = 0;
+    for (const fs::path &dir : dirs_) {
+      for (const auto &entry : fs::directory_iterator(dir)) count += entry.is_directory();
+    }
+    return count;
+  }
+
+ private:
+  std::string path_;
+  std::vector<fs::path> dirs_;
+};
+
 class LimitsTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -66,11 +125,35 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
   }
 
   void TearDown() override {
+    delegated_.reset();
     std::error_code ignored;
     if (!dir_.empty()) fs::remove_all(dir_, ignored);
   }
 
   bool root() const { return GetParam().user == User::root; }
+
+  // Writes the [limits] table with body, in the cgroup this case's launches get. False, with
+  // skip_ saying why, where this host gives them none.
+  bool configure_with_cgroup(const std::string &body) {
+    if (root()) {
+      const CgroupPlacement placement = CgroupPlacement::find("auto");
+      if (placement.version() == CgroupPlacement::Version::none) {
+        skip_ = "no cgroup for root's launches here: " + placement.description();
+        return false;
+      }
+      configure("[limits]\n" + body);
+      return true;
+    }
+    delegated_ = DelegatedCgroup::make();
+    if (!delegated_) {
+      skip_ =
+          "this host has no cgroup v1 hierarchies of memory, pids and cpu to delegate to "
+          "nobody";
+      return false;
+    }
+    configure("[limits]\ncgroup = \"" + delegated_->path() + "\"\n" + body);
+    return true;
+  }
   bool namespaces() const { return std::string(GetParam().backend) == "namespaces"; }
 
   void configure(const std::string &toml) const {
@@ -101,6 +184,8 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
   }
 
   fs::path dir_;
+  std::optional<DelegatedCgroup> delegated_;
+  std::string skip_;
 };
 
 constexpr const char *kShowRlimits =
@@ -143,12 +228,9 @@ TEST_P(LimitsTest, TooManyOpenFilesAreRefused) {
 }
 
 TEST_P(LimitsTest, AForkBombStopsAtTheBoundAndASecondPluginStillAnswers) {
-  if (root()) {
-    GTEST_SKIP() << "not enforced for root: the kernel exempts the initial user namespace's "
-                    "uid 0 from RLIMIT_NPROC, and a launcher that is root stays uid 0 in the "
-                    "sandbox; a cgroup's pids.max would bound it and is not built yet";
-  }
-  configure("[limits]\nprocesses = 40\n");
+  // Root is bound by the cgroup alone: the kernel exempts the initial user namespace's uid 0
+  // from RLIMIT_NPROC, and a launcher that is root stays uid 0 in the sandbox.
+  if (!configure_with_cgroup("processes = 40\n")) GTEST_SKIP() << skip_;
   Pipe stdin_pipe = make_pipe();
   ProcessOptions bomb_options = options();
   bomb_options.stdin_fd = stdin_pipe.read.get();
@@ -160,12 +242,13 @@ TEST_P(LimitsTest, AForkBombStopsAtTheBoundAndASecondPluginStillAnswers) {
   int forked = -1, refused = -1;
   words >> forked_word >> forked >> refused_word >> refused;
   EXPECT_EQ(refused, 1) << *line;
-  // The bomb and its children are at most 40. Under namespaces they are all the user's
-  // processes in the sandbox's user namespace, so it forks up to the bound; under Landlock
-  // RLIMIT_NPROC counts every process of the user's, on the host and in every sandbox
-  // (other tests' too), so it gets at most that many and maybe none.
-  EXPECT_LE(forked, 39) << *line;
-  if (namespaces()) {
+  // The cgroup's pids.max is 40 and 3 of the sandbox's own (stage 1, the init and its relay
+  // thread under namespaces). Under namespaces RLIMIT_NPROC counts the user's processes in
+  // the sandbox's user namespace, so it forks up to the bound; under Landlock it counts every
+  // process of the user's, on the host and in every sandbox (other tests' too), so nobody's
+  // bomb gets at most that many and maybe none.
+  EXPECT_LE(forked, namespaces() ? 40 : 42) << *line;
+  if (namespaces() || root()) {
     EXPECT_GE(forked, 36) << *line;
   }
 
@@ -176,6 +259,120 @@ TEST_P(LimitsTest, AForkBombStopsAtTheBoundAndASecondPluginStillAnswers) {
   stdin_pipe.write = UniqueFd();  // the bomb and its children see the end of their stdin
   const ProcessResult ended = bomb.wait(30s);
   EXPECT_EQ(ended.code, 0) << ended.err;
+  // Root's bomb met pids.max, which the end of the launch records; nobody's may have met
+  // RLIMIT_NPROC first.
+  if (root()) {
+    EXPECT_NE(ended.err.find("rule=pids-limit: pids.max 43 reached ([limits] processes 40"),
+              std::string::npos)
+        << ended.err;
+  }
+}
+
+// Touches 256 MiB, a page at a time, then says so.
+constexpr const char *kMemoryHog = R"(
+import mmap
+block = mmap.mmap(-1, 256 << 20)
+for offset in range(0, 256 << 20, 4096):
+    block[offset] = 1
+print("touched", flush=True)
+)";
+
+TEST_P(LimitsTest, AMemoryHogIsKilledAtTheBoundWithOneRecordAndTheNextPluginAnswers) {
+  if (!configure_with_cgroup("memory = \"64M\"\n")) GTEST_SKIP() << skip_;
+  for (const bool prepared : {false, true}) {
+    std::vector<std::string> command = argv({"/usr/bin/python3", "-c", kMemoryHog});
+    if (prepared)
+      command.insert(std::find(command.begin(), command.end(), "run") + 1, "--prepared");
+    const ProcessResult hog = run_process(command, options());
+    EXPECT_EQ(hog.code, 128 + SIGKILL) << (prepared ? "prepared: " : "") << hog.out << hog.err;
+    EXPECT_EQ(hog.out, "");
+    const std::string record =
+        "rule=memory-limit: memory.limit_in_bytes 64M (swap included) reached: the kernel's "
+        "OOM killer stopped 1 process";
+    EXPECT_NE(hog.err.find(record), std::string::npos) << hog.err;
+    EXPECT_EQ(hog.err.find(record), hog.err.rfind(record)) << hog.err;
+  }
+  configure(root() ? "[limits]\nmemory = \"512M\"\n"
+                   : "[limits]\ncgroup = \"" + delegated_->path() + "\"\nmemory = \"512M\"\n");
+  const ProcessResult fits = run_process(argv({"/usr/bin/python3", "-c", kMemoryHog}), options());
+  EXPECT_EQ(fits.code, 0) << fits.err;
+  EXPECT_EQ(fits.out, "touched\n");
+}
+
+TEST_P(LimitsTest, TheDefaultMemoryBoundHolds) {
+  if (!configure_with_cgroup("")) GTEST_SKIP() << skip_;
+  // 2.5 GiB against the default 2G.
+  const ProcessResult hog =
+      run_process(argv({"/usr/bin/python3", "-c",
+                        "import mmap\nb = mmap.mmap(-1, 2560 << 20)\n"
+                        "for o in range(0, 2560 << 20, 4096): b[o] = 1\nprint('touched')"}),
+                  options());
+  EXPECT_EQ(hog.code, 128 + SIGKILL) << hog.out << hog.err;
+  EXPECT_NE(hog.err.find("memory.limit_in_bytes 2G (swap included) reached"), std::string::npos)
+      << hog.err;
+}
+
+TEST_P(LimitsTest, ACpuBoundHoldsASpinningPluginToItsQuota) {
+  if (!configure_with_cgroup("cpu = 0.25\n")) GTEST_SKIP() << skip_;
+  // Spins for 1.5 s of wall-clock time and prints the CPU time it got: unbounded, about 1.5 s
+  // (less on a busy host, never more); held to a quarter of a CPU, about 0.375 s.
+  const ProcessResult spin =
+      run_process(argv({"/usr/bin/python3", "-c",
+                        "import time\nstart = time.monotonic()\n"
+                        "while time.monotonic() - start < 1.5: pass\nprint(time.process_time())"}),
+                  options());
+  ASSERT_EQ(spin.code, 0) << spin.err;
+  EXPECT_LT(std::stod(spin.out), 0.75) << spin.out;
+}
+
+TEST_P(LimitsTest, WhatAPluginLeavesBehindEndsWithItAndItsCgroupGoes) {
+  if (!configure_with_cgroup("")) GTEST_SKIP() << skip_;
+  // A daemon in a session of its own, which outlives the plugin's exit unless its cgroup's
+  // end takes it.
+  const std::string marker = "7" + std::to_string(::getpid() % 100000) + ".25";
+  const ProcessResult result =
+      bash("setsid sleep " + marker + " < /dev/null > /dev/null 2>&1 & echo started");
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_EQ(result.out, "started\n");
+  const ProcessResult left = run_process({"/usr/bin/pgrep", "-f", "sleep " + marker}, {});
+  EXPECT_EQ(left.out, "") << "the daemon outlived its plugin";
+  if (delegated_) {
+    EXPECT_EQ(delegated_->children(), 0u);
+  }
+}
+
+TEST_P(LimitsTest, ProbeSaysWhichLimitsHoldHereAndWhyNot) {
+  configure("");
+  std::vector<std::string> command = argv({});
+  command.erase(std::find(command.begin(), command.end(), "run"), command.end());
+  command.insert(command.end(), {"probe", "--json", "--config", (dir_ / "config.toml").string()});
+  const ProcessResult probe = run_process(command, options());
+  ASSERT_EQ(probe.code, 0) << probe.err;
+  Poco::JSON::Parser parser;
+  const auto out = parser.parse(probe.out).extract<Poco::JSON::Object::Ptr>();
+  const auto limits = out->getObject("limits");
+  const auto rows = limits->getObject("backends")->getArray(GetParam().backend);
+  ASSERT_TRUE(rows) << probe.out;
+  std::map<std::string, Poco::JSON::Object::Ptr> by_limit;
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const auto row = rows->getObject(static_cast<unsigned>(i));
+    by_limit[row->getValue<std::string>("limit")] = row;
+  }
+  const CgroupPlacement placement = CgroupPlacement::find("auto");
+  const bool cgroups = root() && placement.bounds("memory");
+  // Root's auto cgroups hold memory; nobody has none delegated by default, which probe says.
+  EXPECT_EQ(by_limit.at("memory")->getValue<bool>("enforced"), cgroups) << probe.out;
+  EXPECT_EQ(by_limit.at("memory")->getValue<std::string>("value"), "2G");
+  if (!root()) {
+    const std::string why = by_limit.at("memory")->getArray("why_not")->getElement<std::string>(0);
+    EXPECT_NE(why.find("is not delegated to uid 65534"), std::string::npos) << why;
+  }
+  // RLIMIT_NPROC binds nobody, never root.
+  EXPECT_EQ(by_limit.at("processes")->getValue<bool>("enforced"),
+            !root() || placement.bounds("pids"))
+      << probe.out;
+  EXPECT_TRUE(by_limit.at("open_files")->getValue<bool>("enforced"));
+  EXPECT_EQ(by_limit.at("tmp_size")->getValue<bool>("enforced"), namespaces()) << probe.out;
 }
 
 TEST_P(LimitsTest, TheSandboxsTmpAndShmHoldNoMoreThanTheirBound) {

@@ -28,7 +28,7 @@ namespace sandbox_host::test_modules {
 // host's re-exec: the pool test backends derive from it and prepare their own way.
 class ExecAsIsBackend : public Backend {
  public:
-  ProbeReport probe() override { return {true, "", "", "", 0}; }
+  ProbeReport probe() override { return {true, "", "", "", 0, {}}; }
   void build_command(const Spec &, CommandBuilder &command) override { command.reexec_stage1(); }
   void stage1(const Spec &spec) override { exec_as_is(spec); }
 };

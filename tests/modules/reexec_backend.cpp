@@ -10,7 +10,7 @@ namespace {
 
 class ReexecBackend final : public sandbox_host::Backend {
  public:
-  sandbox_host::ProbeReport probe() override { return {true, "", "", "", 0}; }
+  sandbox_host::ProbeReport probe() override { return {true, "", "", "", 0, {}}; }
 
   void build_command(const sandbox_host::Spec &, sandbox_host::CommandBuilder &command) override {
     command.env("REEXEC_TEST_BACKEND", "1");

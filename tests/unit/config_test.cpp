@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -93,17 +95,34 @@ TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
 TEST(Config, LimitsAreTheDefaultsWithTheFilesAndAPluginsOwnOverThem) {
   TempFile file(
       "[limits]\nprocesses = 64\ntmp_size = \"8M\"\nfile_size = \"unlimited\"\n"
-      "[plugins.git.limits]\nprocesses = 16\nshm_size = 1048576\n",
+      "memory = \"512M\"\ncpu = 1.5\ncgroup = \"/sandbox-host\"\n"
+      "[plugins.git.limits]\nprocesses = 16\nshm_size = 1048576\nmemory = \"unlimited\"\n"
+      "cpu = 2\n",
       "config.toml");
   const Config config = load_config(file.path());
-  Limits expected;
-  expected.processes = 64;
-  expected.tmp_size = 8 << 20;
-  expected.file_size = Limits::kUnlimited;
+  LaunchLimits expected;
+  expected.process.processes = 64;
+  expected.process.tmp_size = 8 << 20;
+  expected.process.file_size = Limits::kUnlimited;
+  expected.cgroup.memory = 512 << 20;
+  expected.cgroup.cpu_millis = 1500;
   EXPECT_EQ(config.limits_for("other"), expected);
-  expected.processes = 16;
-  expected.shm_size = 1 << 20;
+  EXPECT_EQ(config.cgroup, "/sandbox-host");
+  expected.process.processes = 16;
+  expected.process.shm_size = 1 << 20;
+  expected.cgroup.memory = CgroupLimits::kUnlimited;
+  expected.cgroup.cpu_millis = 2000;
   EXPECT_EQ(config.limits_for("git"), expected);
+}
+
+TEST(Config, TheDefaultLimitsBoundMemoryAndCpuAndPlaceCgroupsOnTheirOwn) {
+  const Config config;
+  EXPECT_EQ(config.limits.cgroup.memory, std::uint64_t{2} << 30);
+  EXPECT_EQ(config.cgroup, "auto");
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  EXPECT_EQ(config.limits.cgroup.cpu_millis,
+            std::max<std::uint64_t>(1000, 500 * static_cast<std::uint64_t>(CPU_COUNT(&allowed))));
 }
 
 TEST(Config, ABadLimitIsNamedWithItsLineAndWhatIsAllowed) {
@@ -124,9 +143,29 @@ TEST(Config, ABadLimitIsNamedWithItsLineAndWhatIsAllowed) {
             ":2: limits.tmp_size: \"999999999999T\" is not " + bytes.substr(9));
   EXPECT_EQ(error_of("[limits]\nshm_size = 1.5\n"),
             ":2: limits.shm_size: must be " + bytes.substr(9) + ", not a float");
-  EXPECT_EQ(error_of("[plugins.git.limits]\nmemory = \"1G\"\n"),
-            ":2: plugins.git.limits.memory: unknown key; allowed: processes, open_files, "
-            "file_size, tmp_size, tmp_inodes, shm_size");
+  EXPECT_EQ(error_of("[plugins.git.limits]\nmemroy = \"1G\"\n"),
+            ":2: plugins.git.limits.memroy: unknown key; allowed: processes, open_files, "
+            "file_size, tmp_size, tmp_inodes, shm_size, memory, cpu");
+  EXPECT_EQ(error_of("[limits]\nmemroy = \"1G\"\n"),
+            ":2: limits.memroy: unknown key; allowed: processes, open_files, file_size, "
+            "tmp_size, tmp_inodes, shm_size, memory, cpu, cgroup");
+  EXPECT_EQ(error_of("[limits]\nmemory = \"1M\"\n"),
+            ":2: limits.memory: 1048576 is too small; allowed: bytes as an integer or a string "
+            "such as \"512M\" (K, M, G, T) of at least 16777216, or \"unlimited\"");
+  const std::string cpus = "a number of CPUs such as 1 or 1.5, of at least 0.01, or \"unlimited\"";
+  EXPECT_EQ(error_of("[limits]\ncpu = 0.001\n"),
+            ":2: limits.cpu: 0.001000 is out of range; allowed: " + cpus);
+  EXPECT_EQ(error_of("[limits]\ncpu = \"half\"\n"), ":2: limits.cpu: \"half\" is not " + cpus);
+  EXPECT_EQ(error_of("[limits]\ncpu = 0\n"), ":2: limits.cpu: 0 is too small; allowed: " + cpus);
+  EXPECT_EQ(error_of("[limits]\ncgroup = \"sandbox\"\n"),
+            ":2: limits.cgroup: \"sandbox\" is not \"auto\", \"off\" or a cgroup path such as "
+            "\"/sandbox-host\" (as /proc/self/cgroup writes it)");
+  EXPECT_EQ(error_of("[limits]\ncgroup = \"/a/../b\"\n"),
+            ":2: limits.cgroup: \"/a/../b\" is not \"auto\", \"off\" or a cgroup path such as "
+            "\"/sandbox-host\" (as /proc/self/cgroup writes it)");
+  EXPECT_EQ(error_of("[plugins.git.limits]\ncgroup = \"off\"\n"),
+            ":2: plugins.git.limits.cgroup: is where every launch's cgroup goes; set it in "
+            "[limits], not for one plugin");
   EXPECT_EQ(error_of("limits = 3\n"), ":1: limits: must be a table, not an integer");
 }
 

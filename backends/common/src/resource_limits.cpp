@@ -1,6 +1,8 @@
 #include <sandbox_host/backends/resource_limits.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 
@@ -51,6 +53,32 @@ void apply_plugin_rlimits(const Limits &limits) {
   const PluginRlimits rlimits(limits);
   const int refused = rlimits.apply();
   if (refused >= 0) throw_errno("limits", rlimits.shown(refused));
+}
+
+std::vector<LimitBound> rlimit_bounds(ProcessCount count) {
+  std::vector<LimitBound> bounds;
+  if (::geteuid() == 0) {
+    bounds.push_back({"processes", false,
+                      "RLIMIT_NPROC binds no process of uid 0, which a root launcher's plugin "
+                      "has; only a cgroup's pids.max bounds it (launch as another user)"});
+  } else if (count == ProcessCount::user_namespace) {
+    bounds.push_back({"processes", true,
+                      "RLIMIT_NPROC, counting the processes of the sandbox's own user namespace"});
+  } else {
+    bounds.push_back({"processes", true,
+                      "RLIMIT_NPROC, counting every process of uid " + std::to_string(::geteuid()) +
+                          " on the host, so a bound its other processes already use up leaves "
+                          "the plugin none"});
+  }
+  rlimit hard{};
+  ::getrlimit(RLIMIT_FSIZE, &hard);
+  bounds.push_back({"open_files", true, "RLIMIT_NOFILE"});
+  bounds.push_back({"file_size", true,
+                    hard.rlim_max == RLIM_INFINITY
+                        ? "RLIMIT_FSIZE"
+                        : "RLIMIT_FSIZE, at most sandbox-host's own hard limit " +
+                              std::to_string(hard.rlim_max)});
+  return bounds;
 }
 
 }  // namespace sandbox_host::backends

@@ -2,6 +2,7 @@
 
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/limits/limit_report.hpp>
 
 #include <cap_driver_choice.hpp>
 
@@ -76,6 +77,9 @@ int run_probe(const ProbeOptions &options) {
   const int landlock_abi = kernel_landlock_abi();
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
   const auto cap_drivers = cap_driver_lines(host.config());
+  const CgroupPlacement &cgroups = host.cgroup_placement();
+  const LaunchLimits &limits = host.config().limits;
+  const auto rows_of = [&](const BackendStatus &s) { return limit_rows(s, limits, cgroups); };
 
   if (options.json) {
     boost::json::object out;
@@ -108,6 +112,30 @@ int run_probe(const ProbeOptions &options) {
       cap_driver[line.who] = std::move(entry);
     }
     out["cap_driver"] = std::move(cap_driver);
+    boost::json::object limits_out;
+    boost::json::object cgroup{
+        {"version", cgroups.version() == CgroupPlacement::Version::v2   ? "v2"
+                    : cgroups.version() == CgroupPlacement::Version::v1 ? "v1"
+                                                                        : "none"},
+        {"description", cgroups.description()},
+        {"hint", cgroups.hint()}};
+    limits_out["cgroup"] = std::move(cgroup);
+    boost::json::object per_backend;
+    for (const auto &s : statuses) {
+      if (!s.available) continue;
+      boost::json::array rows;
+      for (const LimitRow &row : rows_of(s)) {
+        boost::json::array how;
+        for (const auto &h : row.how) how.push_back(boost::json::string(h));
+        rows.push_back(boost::json::object{{"limit", row.limit},
+                                           {"value", row.value},
+                                           {"enforced", row.enforced},
+                                           {row.enforced ? "by" : "why_not", std::move(how)}});
+      }
+      per_backend[s.name] = std::move(rows);
+    }
+    limits_out["backends"] = std::move(per_backend);
+    out["limits"] = std::move(limits_out);
     if (chosen) {
       out["chosen"] = chosen->mode;
       out["warning"] = chosen->warning;
@@ -155,6 +183,19 @@ int run_probe(const ProbeOptions &options) {
       std::cout << (line.who == "host" ? "cap driver: " : "  " + line.who + ": ")
                 << (line.driver ? *line.driver + " (" + line.why + ")" : "none: " + line.why)
                 << "\n";
+    }
+    std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
+              << "  cgroup: " << cgroups.description() << "\n";
+    if (!cgroups.hint().empty()) std::cout << "          hint: " << cgroups.hint() << "\n";
+    for (const auto &s : statuses) {
+      if (!s.available) continue;
+      std::cout << "  " << s.name << ":\n";
+      for (const LimitRow &row : rows_of(s)) {
+        std::string how;
+        for (const auto &h : row.how) how += (how.empty() ? "" : "; ") + h;
+        std::cout << "    " << std::left << std::setw(11) << row.limit << std::setw(11) << row.value
+                  << (row.enforced ? "held: " : "NOT held: ") << how << "\n";
+      }
     }
   }
   return chosen ? 0 : 1;

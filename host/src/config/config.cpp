@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -36,11 +37,30 @@ PluginConfig Config::plugin(const std::string &name) const {
   return it == plugins.end() ? PluginConfig{} : it->second;
 }
 
-Limits Config::limits_for(const std::string &plugin_name) const {
-  Limits bounded = limits;
+namespace {
+
+void set_limit(LaunchLimits &limits, const LimitField &field, std::uint64_t value) {
+  if (const auto *process = std::get_if<std::uint64_t Limits::*>(&field)) {
+    limits.process.**process = value;
+  } else {
+    limits.cgroup.*std::get<std::uint64_t CgroupLimits::*>(field) = value;
+  }
+}
+
+}  // namespace
+
+std::uint64_t CgroupLimits::half_the_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int cpus = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 2;
+  return std::max<std::uint64_t>(1000, static_cast<std::uint64_t>(cpus) * 500);
+}
+
+LaunchLimits Config::limits_for(const std::string &plugin_name) const {
+  LaunchLimits bounded = limits;
   auto it = plugins.find(plugin_name);
   if (it == plugins.end()) return bounded;
-  for (const auto &[field, value] : it->second.limits) bounded.*field = value;
+  for (const auto &[field, value] : it->second.limits) set_limit(bounded, field, value);
   return bounded;
 }
 
@@ -508,19 +528,26 @@ void read_ops(const Reader &r, const toml::table &t, Config &config) {
 
 struct LimitKey {
   const char *name;
-  std::uint64_t Limits::*field;
-  bool bytes;  // a size: an integer of bytes or a string such as "512M"
+  LimitField field;
+  enum Unit { count, bytes, cpus } unit;
   std::uint64_t least;
 };
 
 // A bound below these leaves a plugin unable to start (its stdio, its loader, one page).
-constexpr LimitKey kLimitKeys[] = {
-    {"processes", &Limits::processes, false, 1},    {"open_files", &Limits::open_files, false, 8},
-    {"file_size", &Limits::file_size, true, 4096},  {"tmp_size", &Limits::tmp_size, true, 4096},
-    {"tmp_inodes", &Limits::tmp_inodes, false, 16}, {"shm_size", &Limits::shm_size, true, 4096},
+const LimitKey kLimitKeys[] = {
+    {"processes", &Limits::processes, LimitKey::count, 1},
+    {"open_files", &Limits::open_files, LimitKey::count, 8},
+    {"file_size", &Limits::file_size, LimitKey::bytes, 4096},
+    {"tmp_size", &Limits::tmp_size, LimitKey::bytes, 4096},
+    {"tmp_inodes", &Limits::tmp_inodes, LimitKey::count, 16},
+    {"shm_size", &Limits::shm_size, LimitKey::bytes, 4096},
+    {"memory", &CgroupLimits::memory, LimitKey::bytes, 16 << 20},
+    {"cpu", &CgroupLimits::cpu_millis, LimitKey::cpus, 10},
 };
 constexpr const char *kLimitNames =
-    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size";
+    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu";
+constexpr const char *kTopLimitNames =
+    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu, cgroup";
 
 // "512M": digits and one of K, M, G or T (powers of 1024); nullopt when it is not that.
 std::optional<std::uint64_t> parse_size(const std::string &text) {
@@ -536,12 +563,22 @@ std::optional<std::uint64_t> parse_size(const std::string &text) {
   return count << shift;
 }
 
+std::string allowed_for(const LimitKey &limit) {
+  switch (limit.unit) {
+    case LimitKey::bytes:
+      return "bytes as an integer or a string such as \"512M\" (K, M, G, T) of at least " +
+             std::to_string(limit.least) + ", or \"unlimited\"";
+    case LimitKey::cpus:
+      return "a number of CPUs such as 1 or 1.5, of at least 0.01, or \"unlimited\"";
+    case LimitKey::count:
+      break;
+  }
+  return "an integer of at least " + std::to_string(limit.least) + ", or \"unlimited\"";
+}
+
 std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::string &key,
                          const LimitKey &limit) {
-  const std::string allowed =
-      std::string(limit.bytes ? "bytes as an integer or a string such as \"512M\" (K, M, G, T)"
-                              : "an integer") +
-      " of at least " + std::to_string(limit.least) + ", or \"unlimited\"";
+  const std::string allowed = allowed_for(limit);
   std::uint64_t value = 0;
   if (const auto *integer = node.as_integer()) {
     if (integer->get() < 0) {
@@ -549,30 +586,76 @@ std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::str
              std::to_string(integer->get()) + " is negative; allowed: " + allowed);
     }
     value = static_cast<std::uint64_t>(integer->get());
+    if (limit.unit == LimitKey::cpus) {
+      if (value > 1'000'000) r.fail(node.source(), key, "is more CPUs than any host has");
+      value *= 1000;
+    }
+  } else if (const auto *real = node.as_floating_point(); real && limit.unit == LimitKey::cpus) {
+    const double cpus = real->get();
+    if (!(cpus >= 0.01 && cpus <= 1'000'000)) {
+      r.fail(node.source(), key, std::to_string(cpus) + " is out of range; allowed: " + allowed);
+    }
+    value = static_cast<std::uint64_t>(cpus * 1000 + 0.5);
   } else if (const auto *text = node.as_string()) {
     if (text->get() == "unlimited") return Limits::kUnlimited;
-    const std::optional<std::uint64_t> size = limit.bytes ? parse_size(text->get()) : std::nullopt;
+    const std::optional<std::uint64_t> size =
+        limit.unit == LimitKey::bytes ? parse_size(text->get()) : std::nullopt;
     if (!size) r.fail(node.source(), key, "\"" + text->get() + "\" is not " + allowed);
     value = *size;
   } else {
     r.fail(node.source(), key, "must be " + allowed + ", not " + std::string(toml_type_name(node)));
   }
   if (value < limit.least) {
-    r.fail(node.source(), key, std::to_string(value) + " is too small; allowed: " + allowed);
+    r.fail(node.source(), key,
+           (limit.unit == LimitKey::cpus ? std::to_string(value / 1000) : std::to_string(value)) +
+               " is too small; allowed: " + allowed);
   }
   return value;
 }
 
-// [limits] or [plugins.<name>.limits]: each key's bound, in file order.
-std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> read_limits(
-    const Reader &r, const toml::table &t, const std::string &prefix) {
-  std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> out;
+// [limits] cgroup: "auto", "off" or an absolute cgroup path without "." or ".." parts.
+std::string read_cgroup_setting(const Reader &r, const toml::node &node, const std::string &key) {
+  const auto *text = node.as_string();
+  const std::string allowed =
+      "\"auto\", \"off\" or a cgroup path such as \"/sandbox-host\" (as /proc/self/cgroup "
+      "writes it)";
+  if (text == nullptr) {
+    r.fail(node.source(), key, "must be " + allowed + ", not " + std::string(toml_type_name(node)));
+  }
+  const std::string value = text->get();
+  if (value == "auto" || value == "off") return value;
+  bool clean = value.starts_with("/") && value.find("//") == std::string::npos &&
+               value.find('\0') == std::string::npos;
+  for (std::size_t start = 1; clean && start < value.size();) {
+    const std::size_t end = std::min(value.find('/', start), value.size());
+    const std::string part = value.substr(start, end - start);
+    clean = part != "." && part != "..";
+    start = end + 1;
+  }
+  if (!clean) r.fail(node.source(), key, "\"" + value + "\" is not " + allowed);
+  return value;
+}
+
+std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const Reader &r, const toml::table &t,
+                                                              const std::string &prefix,
+                                                              std::string *cgroup = nullptr) {
+  std::vector<std::pair<LimitField, std::uint64_t>> out;
   for (auto &&[key, node] : t) {
     const std::string name(key.str());
     const std::string dotted = prefix + "." + key_part(name);
+    if (name == "cgroup") {
+      if (cgroup == nullptr) {
+        r.fail(key.source(), dotted,
+               "is where every launch's cgroup goes; set it in [limits], not for one plugin");
+      }
+      *cgroup = read_cgroup_setting(r, node, dotted);
+      continue;
+    }
     const auto *limit = std::find_if(std::begin(kLimitKeys), std::end(kLimitKeys),
                                      [&](const LimitKey &k) { return name == k.name; });
-    if (limit == std::end(kLimitKeys)) r.unknown(key, dotted, kLimitNames);
+    if (limit == std::end(kLimitKeys)) {
+      r.unknown(key, dotted, cgroup != nullptr ? kTopLimitNames : kLimitNames);
+    }
     out.emplace_back(limit->field, read_limit(r, node, dotted, *limit));
   }
   return out;
@@ -1002,8 +1085,8 @@ Config load_config(const fs::path &path) {
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
     } else if (name == "limits") {
-      for (const auto &[field, value] : read_limits(r, r.table(node, name), name)) {
-        config.limits.*field = value;
+      for (const auto &[field, value] : read_limits(r, r.table(node, name), name, &config.cgroup)) {
+        set_limit(config.limits, field, value);
       }
     } else if (name == "plugins") {
       for (auto &&[plugin_key, plugin_node] : r.table(node, name)) {

@@ -316,6 +316,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
         continue;
       }
       try {
+        host_.bound_cgroup(sandbox->child.cgroup(), spec);
         send_launch(sandbox->channel.get(), {host_.bounded(spec), *env}, stdio);
       } catch (const std::length_error &) {
         {

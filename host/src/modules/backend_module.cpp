@@ -3,6 +3,7 @@
 #include <sandbox_host/strings.hpp>
 
 #include <cstddef>
+#include <sstream>
 
 namespace sandbox_host {
 
@@ -10,9 +11,10 @@ BackendModule::BackendModule(std::shared_ptr<const LoadedModule> module)
     : module_(std::move(module)), table_(static_cast<const sh_backend_v1 *>(module_->table())) {}
 
 ProbeReport BackendModule::probe() const {
-  StringSink reason, hint, warning;
-  sh_probe_report raw{sizeof(sh_probe_report), 0, 0, *reason.writer(), *hint.writer(),
-                      *warning.writer()};
+  StringSink reason, hint, warning, bounds;
+  sh_probe_report raw{
+      sizeof(sh_probe_report), 0, 0, *reason.writer(), *hint.writer(), *warning.writer(),
+      *bounds.writer()};
   ProbeReport report;
   if (table_->probe(module_->instance(), &raw) != SH_OK) {
     report.reason = "its probe failed: " + reason.text();
@@ -23,6 +25,15 @@ ProbeReport BackendModule::probe() const {
   report.reason = reason.text();
   report.hint = hint.text();
   report.warning = warning.text();
+  std::istringstream lines(bounds.text());
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find('\t');
+    const std::size_t second = first == std::string::npos ? first : line.find('\t', first + 1);
+    if (second == std::string::npos) continue;
+    report.bounds.push_back({line.substr(0, first),
+                             line.substr(first + 1, second - first - 1) == "1",
+                             line.substr(second + 1)});
+  }
   return report;
 }
 

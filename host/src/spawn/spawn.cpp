@@ -1,6 +1,7 @@
 #include <sandbox_host/host/spawn.hpp>
 
 #include <sandbox_host/host/launch_channel.hpp>
+#include <sandbox_host/host/limits/plugin_cgroup.hpp>
 
 // Boost 1.81's Process v2 uses these without including them when BOOST_PROCESS_USE_STD_FS
 // is set.
@@ -81,6 +82,8 @@ ExitStatus decode(int native) {
 }  // namespace
 
 struct Child::State {
+  // Destroyed after the process below is reaped: it ends what the plugin left, then goes.
+  std::shared_ptr<PluginCgroup> cgroup;
   boost::asio::io_context context;
   std::optional<bp::process> process;
   std::optional<ExitStatus> exit;
@@ -124,12 +127,17 @@ void Child::take_status_channel(UniqueFd channel) {
   state_->status_channel = std::move(channel);
 }
 
+PluginCgroup *Child::cgroup() const noexcept {
+  return state_->cgroup.get();
+}
+
 int Child::status_fd() const noexcept {
   return state_->status_channel.get();
 }
 
 Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, const Stdio &stdio) {
   auto state = std::make_unique<Child::State>();
+  state->cgroup = command.cgroup;
   ChildHardening hardening{::getpid(), pass_fds};
   try {
     state->process.emplace(state->context, command.program, command.args,
@@ -138,6 +146,7 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
   } catch (const boost::system::system_error &e) {
     throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }
+  if (state->cgroup) state->cgroup->held_by_child();
   return Child(std::move(state));
 }
 

@@ -1,6 +1,7 @@
 #include <sandbox_host/host/backend.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
+#include <sandbox_host/host/limits/plugin_cgroup.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
 #include <sandbox_host/spec_abi.hpp>
@@ -137,6 +138,14 @@ void stage1() {
   const std::string backend = *take_env(kEnvStage1);
   const std::optional<std::string> spec = take_env(kEnvSpec);
   const std::optional<std::string> prepared = take_env(kEnvPrepared);
+  // Before anything of the sandbox exists, so that all of it and the plugin count.
+  if (const std::optional<std::string> cgroups = take_env(kEnvCgroup)) {
+    try {
+      join_cgroups(*cgroups);
+    } catch (const std::exception &e) {
+      exit_stage1_failure(std::string("cgroup: ") + e.what());
+    }
+  }
   if (prepared) run_prepared(backend, *prepared);
   if (!spec) exit_stage1_failure("spec: " + std::string(kEnvSpec) + " is not set");
   run_child(backend, *spec);

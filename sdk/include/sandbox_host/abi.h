@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 6
+#define SANDBOX_HOST_ABI_MINOR 7
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -137,6 +137,9 @@ typedef struct sh_probe_report {
   sh_writer reason;     /* why it does not work */
   sh_writer hint;       /* what the operator could do about it */
   sh_writer warning;    /* what a degraded backend does not cover */
+  /* Since 1.7: how the backend bounds each limit of sh_limits here, one line per limit:
+   * "<limit>\t1\t<mechanism>" or "<limit>\t0\t<why not>" (probe shows them). */
+  sh_writer bounds;
 } sh_probe_report;
 
 /* How the host should start the plugin. Either the backend names a program and its

@@ -248,6 +248,11 @@ struct BackendAdapter {
       write(&out->reason, report.reason);
       write(&out->hint, report.hint);
       write(&out->warning, report.warning);
+      std::string bounds;
+      for (const LimitBound &bound : report.bounds) {
+        bounds += bound.limit + "\t" + (bound.enforced ? "1" : "0") + "\t" + bound.how + "\n";
+      }
+      write(&out->bounds, bounds);
     });
   }
   static int32_t build_command(void *instance, const sh_spec *spec, sh_command_builder *out,

@@ -92,6 +92,14 @@ struct Spec {
   Limits limits{};
 };
 
+// Since ABI 1.7: how a backend bounds one limit of Limits on this host.
+struct LimitBound {
+  std::string limit;  // as [limits] names it: "processes", "open_files", ...
+  bool enforced = false;
+  std::string how;  // enforced: by what ("RLIMIT_NOFILE"); else why not, and what would
+  bool operator==(const LimitBound &) const = default;
+};
+
 // What a backend found when probing this host.
 struct ProbeReport {
   bool available = false;
@@ -99,6 +107,8 @@ struct ProbeReport {
   std::string hint;     // what the operator could do about it
   std::string warning;  // what a degraded backend does not cover
   int landlock_abi = 0;
+  // Since ABI 1.7: each limit of Limits the backend holds to its launches, and how.
+  std::vector<LimitBound> bounds;
 };
 
 }  // namespace sandbox_host

@@ -12,10 +12,17 @@
 namespace sandbox_host {
 
 // What a backend asks the host to start.
+class PluginCgroup;
+
 struct LaunchCommand {
   std::string program;
   std::vector<std::string> args;  // after the program; argv[0] is the program
   std::vector<std::string> env;   // NAME=VALUE; the caller may append (a handshake's vars)
+  // The launch's cgroup, which stage 1 joins (limits/plugin_cgroup.hpp); spawn() gives it to
+  // the Child, which removes it when the plugin ended. Where the caller spawns the command
+  // itself, the cgroup outlives this only while processes are in it, and a later
+  // sandbox-host removes it once it is empty and this process is gone.
+  std::shared_ptr<PluginCgroup> cgroup;
 };
 
 struct BackendCommand {

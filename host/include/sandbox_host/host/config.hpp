@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace sandbox_host {
@@ -33,6 +34,31 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
+// What a cgroup of the launch's own bounds, where the host can make one (CgroupPlacement,
+// and probe, say where); its pids.max is Limits::processes, beside that rlimit.
+struct CgroupLimits {
+  static constexpr std::uint64_t kUnlimited = Limits::kUnlimited;
+  // Bytes of memory and swap together (memory.max with no swap; v1: memsw).
+  std::uint64_t memory = std::uint64_t{2} << 30;
+  // Thousandths of a CPU (a quota: cpu.max, v1 cpu.cfs_quota_us); by default half of the
+  // CPUs this host lets sandbox-host run on, at least one, so a plugin leaves the host some.
+  std::uint64_t cpu_millis = half_the_cpus();
+
+  static std::uint64_t half_the_cpus();
+  bool operator==(const CgroupLimits &) const = default;
+};
+
+// A launch's bounds: the rlimits and tmpfs sizes the Spec carries to the backend, and what
+// the host's cgroup sets.
+struct LaunchLimits {
+  Limits process;
+  CgroupLimits cgroup;
+  bool operator==(const LaunchLimits &) const = default;
+};
+
+// One bound of [limits] or [plugins.<name>.limits].
+using LimitField = std::variant<std::uint64_t Limits::*, std::uint64_t CgroupLimits::*>;
+
 struct PluginConfig {
   // "auto" (the probe's choice), a backend's name, or "off" (written by the operator).
   std::string sandbox = "auto";
@@ -44,7 +70,7 @@ struct PluginConfig {
   // go-plugin's MagicCookieKey: the handshake's variables pass from the caller.
   std::optional<std::string> handshake;
   // [plugins.<name>.limits]: the bounds this plugin has other than [limits]'s, in file order.
-  std::vector<std::pair<std::uint64_t Limits::*, std::uint64_t>> limits;
+  std::vector<std::pair<LimitField, std::uint64_t>> limits;
 };
 
 // The [launcher] table: serve launches plugins for other processes of its own uid on a unix
@@ -148,12 +174,16 @@ struct Config {
   std::map<std::string, OpSettings> op_settings;
 
   // [limits]: every launch's bounds, over the built-in defaults (Limits in spec.hpp).
-  Limits limits;
+  LaunchLimits limits;
+  // [limits] cgroup: where the launches' cgroups go: "auto" (under sandbox-host's own
+  // cgroup, where it may make them), "off", or a cgroup path such as "/sandbox-host" that
+  // the operator delegated (resolved in every hierarchy that has a controller it uses).
+  std::string cgroup = "auto";
 
   // The plugin's settings, or the defaults for a plugin the file does not name.
   PluginConfig plugin(const std::string &name) const;
   // [limits] with the plugin's own [plugins.<name>.limits] over it.
-  Limits limits_for(const std::string &plugin_name) const;
+  LaunchLimits limits_for(const std::string &plugin_name) const;
 };
 
 inline constexpr const char *kDefaultConfigPath = "/etc/sandbox-host/config.toml";

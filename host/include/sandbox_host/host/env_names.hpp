@@ -14,6 +14,8 @@ inline constexpr std::string_view kEnvStage1 = "CLAWPATROL_SANDBOX_STAGE1";
 inline constexpr std::string_view kEnvSpec = "CLAWPATROL_SANDBOX_SPEC";
 // Instead of kEnvSpec, for a sandbox prepared before its launch (SandboxPool).
 inline constexpr std::string_view kEnvPrepared = "CLAWPATROL_SANDBOX_PREPARED";
+// The cgroup.procs files, one per line, that stage 1 joins first (limits/plugin_cgroup.hpp).
+inline constexpr std::string_view kEnvCgroup = "CLAWPATROL_SANDBOX_CGROUP";
 // Every variable with this prefix is the gateway's and never reaches a plugin.
 inline constexpr std::string_view kControlPrefix = "CLAWPATROL_";
 

@@ -3,6 +3,7 @@
 
 #include <sandbox_host/host/backend.hpp>
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/limits/plugin_cgroup.hpp>
 #include <sandbox_host/host/probe.hpp>
 #include <sandbox_host/host/registry.hpp>
 #include <sandbox_host/spec.hpp>
@@ -52,9 +53,10 @@ class Host {
   // The command that launches spec's plugin under mode, with BaseEnv, the backend's
   // control variables and plugin_env (NAME=VALUE, plugin_env.hpp), whose names go to the
   // audit. The launch is bounded by the config's limits for the plugin (Config::limits_for),
-  // whatever spec.limits says: they are the operator's. Throws when stage1() was never
-  // wired, for a bad Spec, for a plugin_env entry that names a variable BaseEnv or the
-  // backend sets, or when mode names no loaded backend.
+  // whatever spec.limits says: they are the operator's; where the host has cgroups and the
+  // backend re-executes stage 1, in a cgroup of its own (LaunchCommand::cgroup). Throws when
+  // stage1() was never wired, for a bad Spec, for a plugin_env entry that names a variable BaseEnv
+  // or the backend sets, or when mode names no loaded backend.
   LaunchCommand command(const Spec &spec, const std::string &mode,
                         const std::vector<std::string> &plugin_env = {}) const;
 
@@ -75,6 +77,10 @@ class Host {
       const std::vector<std::string> &plugin_env = {}) const;
   // spec with the config's limits for its plugin, as command() launches it.
   Spec bounded(const Spec &spec) const;
+  // Where launches' cgroups go on this host ([limits] cgroup), found on first use.
+  const CgroupPlacement &cgroup_placement() const;
+  // For a prepared sandbox's launch: its cgroup, if it has one, gets the plugin's bounds.
+  void bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const;
 
  private:
   struct CheckedLaunch {
@@ -97,11 +103,14 @@ class Host {
   Config config_;
   std::string stage1_program_ = "/proc/self/exe";
   bool stage1_elsewhere_ = false;
-  std::unique_ptr<AuditSink> audit_;
+  // Shared with the launches' cgroups, which may outlive this Host.
+  std::shared_ptr<AuditSink> audit_;
   mutable Registry registry_;  // a cache of loaded modules, filled on first use
   std::mutex probe_mutex_;
   std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;
   std::map<std::string, BackendStatus> configured_cache_;
+  mutable std::once_flag placement_once_;
+  mutable std::optional<CgroupPlacement> placement_;
 };
 
 // The process's Host, built from the default config on first use.

@@ -1,8 +1,11 @@
 // Probe (seed 004): which backend works on this host.
 #pragma once
 
+#include <sandbox_host/spec.hpp>
+
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sandbox_host {
 
@@ -26,6 +29,11 @@ struct BackendStatus {
   std::string warning;
   std::string file;
   std::string version;
+  // Since ABI 1.7 (empty before): how it bounds each limit of Limits here.
+  std::vector<LimitBound> bounds;
+  int abi_minor = 0;
+  // Whether its launches re-execute stage 1, which joins the launch's cgroup.
+  bool reexecs_stage1 = false;
 };
 
 // No backend works, or the forced one does not; the message names every reason.

@@ -33,6 +33,9 @@ class Child {
   // status channel as soon as the plugin ended, without waiting for stage 1's exit.
   ExitStatus wait();
 
+  // The launch's cgroup (LaunchCommand::cgroup), or nullptr.
+  PluginCgroup *cgroup() const noexcept;
+
   // A prepared sandbox's launch: channel carries the plugin's status (launch_channel.hpp).
   void take_status_channel(UniqueFd channel);
   // The status channel, to poll beside the pid; -1 for a child without one, and once

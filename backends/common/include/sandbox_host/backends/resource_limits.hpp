@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace sandbox_host::backends {
 
@@ -36,5 +37,13 @@ class PluginRlimits {
 
 // PluginRlimits(limits).apply(), throwing SetupError("limits", ...) when one is refused.
 void apply_plugin_rlimits(const Limits &limits);
+
+// Whose processes RLIMIT_NPROC counts under a backend: those of the sandbox's own user
+// namespace, or every process of the launching user on the host.
+enum class ProcessCount { user_namespace, host_user };
+
+// What the rlimits above hold on this host, for the backend's probe (ProbeReport::bounds);
+// the tmpfs bounds are the caller's to add.
+std::vector<LimitBound> rlimit_bounds(ProcessCount count);
 
 }  // namespace sandbox_host::backends

@@ -1,0 +1,115 @@
+// Probe's account of the limits (limit_report.hpp).
+#include <sandbox_host/host/limits/limit_report.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace sandbox_host {
+
+std::string size_words(std::uint64_t bytes) {
+  if (bytes == Limits::kUnlimited) return "unlimited";
+  const char *units[] = {"", "K", "M", "G", "T"};
+  unsigned unit = 0;
+  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + units[unit];
+}
+
+namespace {
+
+std::string count_words(std::uint64_t count) {
+  return count == Limits::kUnlimited ? "unlimited" : std::to_string(count);
+}
+
+std::string cpu_words(std::uint64_t millis) {
+  if (millis == CgroupLimits::kUnlimited) return "unlimited";
+  std::ostringstream out;
+  out << static_cast<double>(millis) / 1000.0 << (millis == 1000 ? " CPU" : " CPUs");
+  return out.str();
+}
+
+// The cgroup file that holds controller's bound, for people.
+std::string cgroup_file(const CgroupPlacement &cgroups, const std::string &controller) {
+  const bool v2 = cgroups.version() == CgroupPlacement::Version::v2;
+  if (controller == "memory") {
+    return v2 ? "cgroup v2 memory.max, memory.swap.max 0"
+              : "cgroup v1 memory.limit_in_bytes and memory.memsw.limit_in_bytes";
+  }
+  if (controller == "pids") return v2 ? "cgroup v2 pids.max" : "cgroup v1 pids.max";
+  return v2 ? "cgroup v2 cpu.max" : "cgroup v1 cpu.cfs_quota_us";
+}
+
+std::string why_no_cgroup(const BackendStatus &backend, const CgroupPlacement &cgroups,
+                          const std::string &controller) {
+  if (!backend.reexecs_stage1) {
+    return "its launches do not re-execute stage 1, which is what joins the launch's cgroup";
+  }
+  for (const auto &c : cgroups.controllers()) {
+    if (c.name == controller) {
+      return "no cgroup: " + c.why_not + (cgroups.hint().empty() ? "" : "; " + cgroups.hint());
+    }
+  }
+  return "no cgroup";
+}
+
+}  // namespace
+
+std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimits &limits,
+                                 const CgroupPlacement &cgroups) {
+  struct Field {
+    const char *name;
+    std::string value;
+    bool unlimited;
+    const char *controller;  // the cgroup controller that bounds it too, or nullptr
+  };
+  const Limits &p = limits.process;
+  const Field fields[] = {
+      {"processes", count_words(p.processes), p.processes == Limits::kUnlimited, "pids"},
+      {"memory", size_words(limits.cgroup.memory), limits.cgroup.memory == Limits::kUnlimited,
+       "memory"},
+      {"cpu", cpu_words(limits.cgroup.cpu_millis),
+       limits.cgroup.cpu_millis == CgroupLimits::kUnlimited, "cpu"},
+      {"open_files", count_words(p.open_files), p.open_files == Limits::kUnlimited, nullptr},
+      {"file_size", size_words(p.file_size), p.file_size == Limits::kUnlimited, nullptr},
+      {"tmp_size", size_words(p.tmp_size), p.tmp_size == Limits::kUnlimited, nullptr},
+      {"tmp_inodes", count_words(p.tmp_inodes), p.tmp_inodes == Limits::kUnlimited, nullptr},
+      {"shm_size", size_words(p.shm_size), p.shm_size == Limits::kUnlimited, nullptr},
+  };
+  const bool cgroup_joined = backend.reexecs_stage1;
+  std::vector<LimitRow> rows;
+  for (const Field &field : fields) {
+    LimitRow row{field.name, field.value, false, {}};
+    if (field.unlimited) {
+      row.how.push_back("unlimited in [limits]");
+      rows.push_back(std::move(row));
+      continue;
+    }
+    std::vector<std::string> not_held;
+    if (field.controller != nullptr) {
+      if (cgroup_joined && cgroups.bounds(field.controller)) {
+        row.enforced = true;
+        row.how.push_back(cgroup_file(cgroups, field.controller));
+      } else {
+        not_held.push_back(why_no_cgroup(backend, cgroups, field.controller));
+      }
+    }
+    const auto own = std::find_if(backend.bounds.begin(), backend.bounds.end(),
+                                  [&](const LimitBound &b) { return b.limit == field.name; });
+    if (own != backend.bounds.end()) {
+      (own->enforced ? row.how : not_held).push_back(own->how);
+      row.enforced = row.enforced || own->enforced;
+    } else if (field.controller == nullptr || std::string(field.controller) == "pids") {
+      not_held.push_back(backend.abi_minor < 7 ? "the backend is built against module ABI 1." +
+                                                     std::to_string(backend.abi_minor) +
+                                                     ", which cannot say how it bounds it"
+                                               : "the backend does not bound it");
+    }
+    if (!row.enforced) row.how = std::move(not_held);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace sandbox_host
