@@ -311,6 +311,25 @@ def provenance_and_reproduce(revision, build, versions, build_command, run_comma
     return out
 
 
+def build_runs_arguments(parser, runs, warmup):
+    """--build, --runs and --warmup, which every hyperfine report takes."""
+    parser.add_argument("--build", default=str(REPO / "build-bench"), type=Path,
+                        help="build tree with bin/sandbox-host (default: build-bench)")
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--warmup", type=int, default=warmup)
+
+
+def hyperfine_command_lines(prefix, hf_command):
+    """hyperfine's command as a shell block, one timed command per line, its JSON export at
+    <tmp>/out/hyperfine.json."""
+    export = hf_command.index("--export-json")
+    quoted = [shlex.quote(c) for c in hf_command[export + 2:]]
+    return (["```sh", shlex.join(prefix + hf_command[:export])
+             + " --export-json <tmp>/out/hyperfine.json \\"]
+            + ["  " + q + (" \\" if i + 1 < len(quoted) else "") for i, q in enumerate(quoted)]
+            + ["```"])
+
+
 def add_run_arguments(parser):
     """The options every report script shares: whom to run as, when the machine counts as
     quiet, how often to retry, and whether to write the doc."""

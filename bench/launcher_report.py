@@ -37,7 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments, become_subreaper,
+from bench_common import (BACKEND_ENV, DOCS, PLUGIN, add_run_arguments, build_runs_arguments,
+                          hyperfine_command_lines, become_subreaper,
                           bwrap_argv, check_command, die, display_path, hyperfine, launch_env,
                           load_average, machine, machine_lines, provenance_and_reproduce,
                           quietly, run_as, runner, source_revision, stage_build, timing_rows,
@@ -391,14 +392,9 @@ def render(rows, results, commands, hf_command, prefix, checks, bwrap, env_info,
         config_text("<work>", "N").rstrip("\n"),
         "```",
         "",
-        "```sh",
-        shlex.join(prefix + hf_command[:hf_command.index("--export-json")])
-        + " --export-json <tmp>/out/hyperfine.json \\",
     ]
-    quoted = [shlex.quote(c) for c in hf_command[hf_command.index("--export-json") + 2:]]
-    out += ["  " + q + (" \\" if i + 1 < len(quoted) else "") for i, q in enumerate(quoted)]
+    out += hyperfine_command_lines(prefix, hf_command)
     out += [
-        "```",
         "",
         "The bwrap command's symlinks are the root's own: " + ", ".join(
             f"`{bwrap[i + 2]} -> {bwrap[i + 1]}`" for i in range(len(bwrap))
@@ -421,10 +417,7 @@ def render(rows, results, commands, hf_command, prefix, checks, bwrap, env_info,
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=str(REPO / "build-bench"), type=Path,
-                        help="build tree with bin/sandbox-host (default: build-bench)")
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--warmup", type=int, default=10)
+    build_runs_arguments(parser, runs=100, warmup=10)
     parser.add_argument("--pause-ms", type=int, default=200,
                         help="untimed sleep before each run of the paced rows (default: 200)")
     add_run_arguments(parser)

@@ -25,8 +25,9 @@ from pathlib import Path
 
 # Also namespaces_phases.py's helpers (it uses them as namespaces_report.<name>).
 from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments,  # noqa: F401
-                          become_subreaper, bwrap_argv, check_command, die, display_path,
-                          hyperfine, launch_env, machine, machine_lines, measure_hyperfine,
+                          build_runs_arguments, hyperfine_command_lines, become_subreaper,
+                          bwrap_argv, check_command, die, display_path, hyperfine,
+                          launch_env, machine, machine_lines, measure_hyperfine,
                           provenance_and_reproduce, quietly, runner, source_revision,
                           stage_build, timing_rows, tool_versions, user_dir, verify_sandbox,
                           write_section)
@@ -131,14 +132,9 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
         "temporary directory `<tmp>` (`<tmp>/bin/sandbox-host`,",
         "`<tmp>/lib/sandbox-host/modules/*.so`), so the unprivileged user can run them:",
         "",
-        "```sh",
-        shlex.join(prefix + hf_command[:hf_command.index("--export-json")])
-        + " --export-json <tmp>/out/hyperfine.json \\",
     ]
-    quoted = [shlex.quote(c) for c in hf_command[hf_command.index("--export-json") + 2:]]
-    out += ["  " + q + (" \\" if i + 1 < len(quoted) else "") for i, q in enumerate(quoted)]
+    out += hyperfine_command_lines(prefix, hf_command)
     out += [
-        "```",
         "",
         "The bwrap command's symlinks are the root's own (`readlink /bin` …, only those whose",
         "target exists here): " + ", ".join(
@@ -174,10 +170,7 @@ def render(rows, hf_command, prefix, verify_lines, bwrap, env_info, busy_before,
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=str(REPO / "build-bench"), type=Path,
-                        help="build tree with bin/sandbox-host (default: build-bench)")
-    parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--warmup", type=int, default=30)
+    build_runs_arguments(parser, runs=300, warmup=30)
     add_run_arguments(parser)
     args = parser.parse_args()
     if args.runs < 100:

@@ -31,7 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_common import (BACKEND_ENV, DOCS, PLUGIN, REPO, add_run_arguments, become_subreaper,
+from bench_common import (BACKEND_ENV, DOCS, PLUGIN, add_run_arguments, build_runs_arguments,
+                          hyperfine_command_lines, become_subreaper,
                           check_command, die, display_path, launch_env, machine, machine_lines,
                           measure_hyperfine, provenance_and_reproduce, reap_orphans, run_as,
                           runner, source_revision, stage_build, timing_rows, tool_versions,
@@ -410,14 +411,9 @@ def render(rows, hf_command, prefix, verify_rows, sandbox_keys, namespaces, plug
         CONFIG.rstrip("\n"),
         "```",
         "",
-        "```sh",
-        shlex.join(prefix + hf_command[:hf_command.index("--export-json")])
-        + " --export-json <tmp>/out/hyperfine.json \\",
     ]
-    quoted = [shlex.quote(c) for c in hf_command[hf_command.index("--export-json") + 2:]]
-    out += ["  " + q + (" \\" if i + 1 < len(quoted) else "") for i, q in enumerate(quoted)]
+    out += hyperfine_command_lines(prefix, hf_command)
     out += [
-        "```",
         "",
         *machine_lines(env_info),
         f"- CPUs busy (all cores, /proc/stat) in the second before the run: {busy_before:.0%};"
@@ -438,10 +434,7 @@ def render(rows, hf_command, prefix, verify_rows, sandbox_keys, namespaces, plug
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=str(REPO / "build-bench"), type=Path,
-                        help="build tree with bin/sandbox-host (default: build-bench)")
-    parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--warmup", type=int, default=20)
+    build_runs_arguments(parser, runs=200, warmup=20)
     parser.add_argument("--no-rss", action="store_true",
                         help="leave out the peak RSS of each launch")
     add_run_arguments(parser)
