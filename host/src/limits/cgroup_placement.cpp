@@ -117,14 +117,16 @@ bool any_usable(const std::vector<CgroupController> &controllers) {
   return false;
 }
 
-// "memory" .. into "memory.x.1234.7": what a cgroup's name may hold of a plugin's.
+// "sandbox-host-git.1234.7" for the 7th launch of plugin git by pid 1234: the prefix marks
+// it as ours (PluginCgroup::sweep removes no other), the rest is what a cgroup's name may
+// hold of the plugin's.
 std::string leaf_name(const std::string &name) {
-  std::string leaf;
+  std::string leaf(kCgroupPrefix);
   for (char c : name.substr(0, 64)) {
     const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
     leaf += plain ? c : '_';
   }
-  if (leaf.empty()) leaf = "plugin";
+  if (leaf == kCgroupPrefix) leaf += "plugin";
   static std::atomic<unsigned long> launches{0};
   return leaf + "." + std::to_string(::getpid()) + "." + std::to_string(++launches);
 }

@@ -55,8 +55,9 @@ void PluginCgroup::sweep(const fs::path &parent) {
   constexpr auto kGrace = std::chrono::minutes(1);
   std::error_code ec;
   for (const auto &entry : fs::directory_iterator(parent, ec)) {
-    // <name>.<pid>.<n>, as CgroupPlacement::make names them.
+    // sandbox-host-<name>.<pid>.<n>, as CgroupPlacement::make names them.
     const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kCgroupPrefix)) continue;
     const std::size_t last = name.rfind('.');
     if (last == std::string::npos || last == 0) continue;
     const std::size_t before = name.rfind('.', last - 1);

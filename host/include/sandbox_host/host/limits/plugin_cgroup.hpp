@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sandbox_host {
@@ -111,6 +112,9 @@ class PluginCgroup {
 // Stage 1's side: writes this process into every cgroup.procs file of list (join_list()).
 // Throws with the file and the kernel's reason.
 void join_cgroups(const std::string &list);
+
+// What the name of every launch's cgroup starts with: sandbox-host-<plugin>.<pid>.<n>.
+inline constexpr std::string_view kCgroupPrefix = "sandbox-host-";
 
 // The number of tasks of a sandbox's own beside the plugin's (the namespaces backend's stage
 // 1, its init and the init's relay thread), which the cgroup's pids.max allows on top of
