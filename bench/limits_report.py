@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The launch cost of [limits]: spawn-to-exit of a sandboxed /bin/true under the namespaces
-backend with no limits, with the default limits (rlimits and tmpfs sizes) and with the default
+backend with no limits, with the default limits (rlimits, tmpfs sizes and the host's watch of
+SocketDir and TmpDir) and with the default
 limits in a cgroup of the launch's own, one-shot and through a launch service's prepared
 sandboxes, beside a bare spawn and bubblewrap, all in one hyperfine run, as an unprivileged
 user; rewrites the limits-bench section of docs/benchmarks.md.
@@ -40,7 +41,7 @@ END = "<!-- limits-bench:end -->"
 TARGET_RATIO = 0.5
 CONTROLLERS = ("memory", "pids", "cpu")
 UNLIMITED = ("processes", "open_files", "file_size", "tmp_size", "tmp_inodes", "shm_size",
-             "memory", "cpu")
+             "memory", "cpu", "scratch_size", "scratch_files", "lifetime")
 
 
 class DelegatedCgroup:
@@ -99,7 +100,9 @@ def render(rows, hf_command, prefix, delegated, bwrap, env_info, foreign, attemp
     out += [
         f"A sandboxed `{PLUGIN}` from spawn to exit under the namespaces backend, run by uid",
         f"{args.user}, with `[limits]` all `\"unlimited\"` and `cgroup = \"off\"`, with the",
-        "default limits (rlimits and the tmpfs sizes of `/tmp` and `/dev/shm`) and no cgroup,",
+        "default limits (rlimits, the tmpfs sizes of `/tmp` and `/dev/shm`, and the host's",
+        "watch of SocketDir and TmpDir, which starts a thread in the launching process) and no",
+        "cgroup,",
         "and with the default limits in a cgroup of the launch's own (memory, pids and cpu on",
         "cgroup v1, in a cgroup delegated to that user); the last two also through a launch",
         f"service (`serve` [launcher], depth 1) whose client is `sandbox-host-launch --via`,",
@@ -118,7 +121,7 @@ def render(rows, hf_command, prefix, delegated, bwrap, env_info, foreign, attemp
             f"{r['median_ms'] / bare['median_ms']:.2f}× | "
             f"{r['median_ms'] / bwrap_row['median_ms']:.2f}× |")
     out.append("")
-    one_shot = [("none", "rlimits", "the rlimits and tmpfs sizes")]
+    one_shot = [("none", "rlimits", "the rlimits, tmpfs sizes and the host's watch")]
     if "cgroup" in by_key:
         one_shot.append(("rlimits", "cgroup", "the cgroup on top"))
     for before, after, what in one_shot:

@@ -124,7 +124,7 @@ class LandlockBackend final : public Backend {
     report.available = true;
     report.landlock_abi = abi;
     report.warning = coverage_warning(abi);
-    report.bounds = backends::rlimit_bounds(backends::ProcessCount::host_user);
+    report.bounds = backends::confined_plugin_bounds(backends::ProcessCount::host_user);
     for (const char *tmpfs : {"tmp_size", "tmp_inodes", "shm_size"}) {
       report.bounds.push_back(
           {tmpfs, false,

@@ -298,7 +298,7 @@ class NamespacesBackend final : public Backend {
  public:
   ProbeReport probe() override {
     ProbeReport report = probe_user_namespaces();
-    report.bounds = backends::rlimit_bounds(backends::ProcessCount::user_namespace);
+    report.bounds = backends::confined_plugin_bounds(backends::ProcessCount::user_namespace);
     report.bounds.push_back({"tmp_size", true, "size= of the sandbox's own tmpfs /tmp"});
     report.bounds.push_back(
         {"tmp_inodes", true, "nr_inodes= of the sandbox's own tmpfs /tmp and /dev/shm"});

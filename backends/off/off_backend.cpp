@@ -22,6 +22,11 @@ class OffBackend final : public sandbox_host::Backend {
       report.bounds.push_back(
           {limit, false, "the off backend runs the plugin as it is, with sandbox-host's rlimits"});
     }
+    for (const char *scratch : {"scratch_size", "scratch_files"}) {
+      report.bounds.push_back(
+          {scratch, false,
+           "the off backend confines no writes: the plugin writes wherever its user can"});
+    }
     return report;
   }
 

@@ -319,6 +319,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     command.program = launch.built.program;
     command.args = std::move(launch.built.args);
   }
+  command.watch = watch_order(spec);
   return command;
 }
 
@@ -339,6 +340,13 @@ const CgroupPlacement &Host::cgroup_placement() const {
   std::call_once(placement_once_,
                  [this] { placement_.emplace(CgroupPlacement::find(config_.cgroup)); });
   return *placement_;
+}
+
+WatchOrder Host::watch_order(const Spec &spec) const {
+  WatchOrder order{
+      spec.plugin_name, {spec.socket_dir}, config_.limits_for(spec.plugin_name).watch, audit_};
+  if (spec.tmp_dir != spec.socket_dir) order.dirs.push_back(spec.tmp_dir);
+  return order;
 }
 
 void Host::bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const {

@@ -263,7 +263,7 @@ TEST(Spawn, OnlyStdioAndExplicitlyPassedDescriptorsReachThePlugin) {
 }
 
 TEST(Spawn, AMissingProgramIsANamedError) {
-  LaunchCommand command{"/nonexistent/plugin", {}, {"PATH=/usr/bin"}, nullptr};
+  LaunchCommand command{"/nonexistent/plugin", {}, {"PATH=/usr/bin"}, nullptr, std::nullopt};
   try {
     spawn(command);
     FAIL() << "spawned a missing program";

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -38,13 +39,13 @@ using namespace std::chrono_literals;
 using Case = BackendCase;
 using User = BackendCase::User;
 
-// Forks children that sleep until told to go, as many as the kernel lets it; prints how many,
-// then waits for its stdin to close and takes every child with it.
+// Forks children that sleep until told to go, as many as the kernel lets it up to argv[1];
+// prints how many, then waits for its stdin to close and takes every child with it.
 constexpr const char *kForkBomb = R"(
 import os, sys
 children = []
 refused = 0
-for _ in range(400):
+for _ in range(int(sys.argv[1])):
     try:
         pid = os.fork()
     except OSError:
@@ -183,6 +184,34 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
     return run_process(argv({"/bin/bash", "-c", script}), options());
   }
 
+  // kForkBomb, trying `tries` forks, once it could fork no more.
+  struct ForkBomb {
+    Pipe stdin_pipe;
+    std::unique_ptr<RunningProcess> process;
+    std::string line;  // what it printed
+    int forked = -1, refused = -1;
+
+    // Lets it and its children end.
+    ProcessResult release() {
+      stdin_pipe.write = UniqueFd();
+      return process->wait(60s);
+    }
+  };
+  ForkBomb start_fork_bomb(int tries) const {
+    ForkBomb bomb{make_pipe(), nullptr, {}};
+    ProcessOptions bomb_options = options();
+    bomb_options.stdin_fd = bomb.stdin_pipe.read.get();
+    bomb.process = std::make_unique<RunningProcess>(
+        argv({"/usr/bin/python3", "-c", kForkBomb, std::to_string(tries)}), bomb_options);
+    if (const std::optional<std::string> line = bomb.process->read_line(60s)) {
+      bomb.line = *line;
+      std::istringstream words(*line);
+      std::string forked_word, refused_word;
+      words >> forked_word >> bomb.forked >> refused_word >> bomb.refused;
+    }
+    return bomb;
+  }
+
   fs::path dir_;
   std::optional<DelegatedCgroup> delegated_;
   std::string skip_;
@@ -231,33 +260,24 @@ TEST_P(LimitsTest, AForkBombStopsAtTheBoundAndASecondPluginStillAnswers) {
   // Root is bound by the cgroup alone: the kernel exempts the initial user namespace's uid 0
   // from RLIMIT_NPROC, and a launcher that is root stays uid 0 in the sandbox.
   if (!configure_with_cgroup("processes = 40\n")) GTEST_SKIP() << skip_;
-  Pipe stdin_pipe = make_pipe();
-  ProcessOptions bomb_options = options();
-  bomb_options.stdin_fd = stdin_pipe.read.get();
-  RunningProcess bomb(argv({"/usr/bin/python3", "-c", kForkBomb}), bomb_options);
-  const std::optional<std::string> line = bomb.read_line(30s);
-  ASSERT_TRUE(line.has_value());
-  std::istringstream words(*line);
-  std::string forked_word, refused_word;
-  int forked = -1, refused = -1;
-  words >> forked_word >> forked >> refused_word >> refused;
-  EXPECT_EQ(refused, 1) << *line;
+  ForkBomb bomb = start_fork_bomb(400);
+  ASSERT_FALSE(bomb.line.empty());
+  EXPECT_EQ(bomb.refused, 1) << bomb.line;
   // The cgroup's pids.max is 40 and 3 of the sandbox's own (stage 1, the init and its relay
   // thread under namespaces). Under namespaces RLIMIT_NPROC counts the user's processes in
   // the sandbox's user namespace, so it forks up to the bound; under Landlock it counts every
   // process of the user's, on the host and in every sandbox (other tests' too), so nobody's
   // bomb gets at most that many and maybe none.
-  EXPECT_LE(forked, namespaces() ? 40 : 42) << *line;
+  EXPECT_LE(bomb.forked, namespaces() ? 40 : 42) << bomb.line;
   if (namespaces() || root()) {
-    EXPECT_GE(forked, 36) << *line;
+    EXPECT_GE(bomb.forked, 36) << bomb.line;
   }
 
   const ProcessResult second = bash("echo answered");
   EXPECT_EQ(second.code, 0) << second.err;
   EXPECT_EQ(second.out, "answered\n");
 
-  stdin_pipe.write = UniqueFd();  // the bomb and its children see the end of their stdin
-  const ProcessResult ended = bomb.wait(30s);
+  const ProcessResult ended = bomb.release();
   EXPECT_EQ(ended.code, 0) << ended.err;
   // Root's bomb met pids.max, which the end of the launch records; nobody's may have met
   // RLIMIT_NPROC first.
@@ -373,6 +393,12 @@ TEST_P(LimitsTest, ProbeSaysWhichLimitsHoldHereAndWhyNot) {
       << probe.out;
   EXPECT_TRUE(by_limit.at("open_files")->getValue<bool>("enforced"));
   EXPECT_EQ(by_limit.at("tmp_size")->getValue<bool>("enforced"), namespaces()) << probe.out;
+  EXPECT_TRUE(by_limit.at("scratch_size")->getValue<bool>("enforced")) << probe.out;
+  EXPECT_EQ(by_limit.at("scratch_size")->getValue<std::string>("value"), "1G");
+  EXPECT_TRUE(by_limit.at("scratch_files")->getValue<bool>("enforced")) << probe.out;
+  // Off unless the operator sets it.
+  EXPECT_FALSE(by_limit.at("lifetime")->getValue<bool>("enforced")) << probe.out;
+  EXPECT_EQ(by_limit.at("lifetime")->getValue<std::string>("value"), "unlimited");
 }
 
 TEST_P(LimitsTest, TheSandboxsTmpAndShmHoldNoMoreThanTheirBound) {
@@ -404,6 +430,164 @@ TEST_P(LimitsTest, TheDefaultTmpIsBounded) {
   EXPECT_EQ(blocks * block_size, 512ull << 20) << result.out;
   EXPECT_EQ(inodes, 65536u) << result.out;
   EXPECT_EQ(shm_blocks * shm_block_size, 64ull << 20) << result.out;
+  const ProcessResult fill = bash(
+      "head -c 600M /dev/zero > /tmp/fill 2>/dev/null; echo tmp=$(stat -c %s /tmp/fill); "
+      "head -c 100M /dev/zero > /dev/shm/fill 2>/dev/null; echo shm=$(stat -c %s /dev/shm/fill)");
+  ASSERT_EQ(fill.code, 0) << fill.err;
+  EXPECT_EQ(fill.out, "tmp=536870912\nshm=67108864\n");
+}
+
+TEST_P(LimitsTest, TheDefaultProcessBoundStopsAForkBomb) {
+  // Root is bound by the cgroup's pids.max alone (RLIMIT_NPROC binds no uid 0).
+  if (root() && !configure_with_cgroup("")) GTEST_SKIP() << skip_;
+  if (!root()) configure("");
+  ForkBomb bomb = start_fork_bomb(1500);
+  ASSERT_FALSE(bomb.line.empty());
+  EXPECT_EQ(bomb.refused, 1) << bomb.line;
+  // 1024 processes and threads, the bomb itself among them (and, for root, 3 of the sandbox's
+  // own on top); under Landlock RLIMIT_NPROC counts nobody's other processes too.
+  EXPECT_LE(bomb.forked, 1026) << bomb.line;
+  if (namespaces() || root()) {
+    EXPECT_GE(bomb.forked, 1000) << bomb.line;
+  }
+  const ProcessResult ended = bomb.release();
+  EXPECT_EQ(ended.code, 0) << ended.err;
+}
+
+// The bytes the host's disk holds in the plugin's SocketDir and TmpDir now.
+std::uint64_t allocated_below(const fs::path &dir) {
+  std::uint64_t bytes = 0;
+  for (const auto &entry : fs::recursive_directory_iterator(dir)) {
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) == 0)
+      bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+  }
+  return bytes;
+}
+
+std::size_t occurrences(const std::string &text, const std::string &part) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST_P(LimitsTest, ASocketDirOrTmpDirFillIsStoppedNearItsBoundWithOneRecord) {
+  configure("[limits]\nscratch_size = \"32M\"\n");
+  for (const bool prepared : {false, true}) {
+    for (const char *dir : {"sock", "tmp"}) {
+      const std::string where = std::string(dir) + (prepared ? ", prepared" : "");
+      std::vector<std::string> command =
+          argv({"/bin/bash", "-c",
+                "head -c 6000M /dev/zero > " + (dir_ / dir / "fill").string() + "; echo wrote"});
+      if (prepared)
+        command.insert(std::find(command.begin(), command.end(), "run") + 1, "--prepared");
+      const ProcessResult fill = run_process(command, options());
+      EXPECT_EQ(fill.code, 128 + SIGKILL) << where << ": " << fill.out << fill.err;
+      EXPECT_EQ(fill.out, "") << where;
+      EXPECT_EQ(
+          occurrences(fill.err, "rule=scratch-size-limit: SocketDir " + (dir_ / "sock").string() +
+                                    " and TmpDir " + (dir_ / "tmp").string() +
+                                    " held more than scratch_size 32M: "),
+          1u)
+          << where << ": " << fill.err;
+      // Stopped within moments of the bound: far from the 6000M it tried to write.
+      EXPECT_LT(allocated_below(dir_ / dir), std::uint64_t{512} << 20) << where;
+      fs::remove(dir_ / dir / "fill");
+    }
+  }
+}
+
+TEST_P(LimitsTest, TheDefaultScratchBoundHolds) {
+  configure("");
+  for (const char *dir : {"sock", "tmp"}) {
+    const ProcessResult fill =
+        bash("head -c 6000M /dev/zero > " + (dir_ / dir / "fill").string() + "; echo wrote");
+    EXPECT_EQ(fill.code, 128 + SIGKILL) << dir << ": " << fill.out << fill.err;
+    EXPECT_EQ(occurrences(fill.err, "held more than scratch_size 1G: "), 1u)
+        << dir << ": " << fill.err;
+    EXPECT_LT(allocated_below(dir_ / dir), std::uint64_t{3} << 29) << dir;
+    fs::remove(dir_ / dir / "fill");
+  }
+}
+
+TEST_P(LimitsTest, ManyFilesAreStoppedAtTheirBound) {
+  configure("[limits]\nscratch_files = 300\n");
+  const ProcessResult files =
+      bash("cd " + (dir_ / "sock").string() +
+           " && mkdir d && for i in $(seq 5000); do : > d/f$i || break; done; "
+           "echo made");
+  EXPECT_EQ(files.code, 128 + SIGKILL) << files.out << files.err;
+  EXPECT_EQ(files.out, "");
+  EXPECT_EQ(occurrences(files.err, "held more than scratch_files 300: "), 1u) << files.err;
+  std::size_t names = 0;
+  for ([[maybe_unused]] const auto &entry : fs::recursive_directory_iterator(dir_ / "sock"))
+    ++names;
+  EXPECT_LT(names, 5000u);
+}
+
+// What no walk of the directories finds still counts: a file open with no name left, and
+// bytes written through a shared mapping, which raise no inotify event.
+TEST_P(LimitsTest, HiddenWritesCountAgainstTheScratchBound) {
+  configure("[limits]\nscratch_size = \"32M\"\n");
+  const ProcessResult unlinked =
+      bash("exec 3> " + (dir_ / "tmp/gone").string() + "; rm " + (dir_ / "tmp/gone").string() +
+           "; head -c 6000M /dev/zero >&3; echo wrote");
+  EXPECT_EQ(unlinked.code, 128 + SIGKILL) << unlinked.out << unlinked.err;
+  EXPECT_NE(unlinked.err.find("of it in files open with no name left"), std::string::npos)
+      << unlinked.err;
+  const ProcessResult mapped = run_process(argv({"/usr/bin/python3", "-c",
+                                                 "import mmap, os, time\n"
+                                                 "fd = os.open('" +
+                                                     (dir_ / "tmp/mapped").string() +
+                                                     "', os.O_RDWR | os.O_CREAT)\n"
+                                                     "os.ftruncate(fd, 1 << 30)\n"
+                                                     "m = mmap.mmap(fd, 1 << 30)\n"
+                                                     "for o in range(0, 1 << 30, 4096): m[o] = 1\n"
+                                                     "time.sleep(5)\nprint('kept')"}),
+                                           options());
+  EXPECT_EQ(mapped.code, 128 + SIGKILL) << mapped.out << mapped.err;
+  EXPECT_EQ(mapped.out, "");
+  EXPECT_NE(mapped.err.find("held more than scratch_size 32M"), std::string::npos) << mapped.err;
+}
+
+TEST_P(LimitsTest, ADirectoryTheHostCannotReadStopsThePlugin) {
+  if (root()) GTEST_SKIP() << "root reads every directory, whatever its mode";
+  configure("");
+  const ProcessResult hidden = bash("mkdir " + (dir_ / "tmp/hidden").string() + " && chmod 000 " +
+                                    (dir_ / "tmp/hidden").string() + " && sleep 10; echo kept");
+  EXPECT_EQ(hidden.code, 128 + SIGKILL) << hidden.out << hidden.err;
+  EXPECT_NE(hidden.err.find("rule=scratch-unreadable: left a directory the host cannot read in "
+                            "SocketDir"),
+            std::string::npos)
+      << hidden.err;
+}
+
+TEST_P(LimitsTest, ALifetimeEndsThePluginAndWhatItStartedWithOneRecord) {
+  for (const bool with_cgroup : {true, false}) {
+    const std::string body = "lifetime = 2\n";
+    if (with_cgroup) {
+      if (!configure_with_cgroup(body)) continue;
+    } else {
+      configure("[limits]\ncgroup = \"off\"\n" + body);
+    }
+    const std::string marker =
+        "8" + std::to_string(::getpid() % 100000) + (with_cgroup ? ".5" : ".75");
+    const ProcessResult ran =
+        bash("setsid sleep " + marker + " < /dev/null > /dev/null 2>&1 & sleep 30; echo slept");
+    const std::string where = with_cgroup ? "in a cgroup" : "without a cgroup";
+    EXPECT_EQ(ran.code, 128 + SIGKILL) << where << ": " << ran.out << ran.err;
+    EXPECT_EQ(ran.out, "") << where;
+    EXPECT_EQ(occurrences(ran.err,
+                          "rule=lifetime-limit: ran for its lifetime of 2s: the host "
+                          "stopped it"),
+              1u)
+        << where << ": " << ran.err;
+    const ProcessResult left = run_process({"/usr/bin/pgrep", "-f", "sleep " + marker}, {});
+    EXPECT_EQ(left.out, "") << where << ": what the plugin started outlived its lifetime";
+    delegated_.reset();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LimitsTest, ::testing::ValuesIn(kLinuxBackendCases),

@@ -95,9 +95,10 @@ TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
 TEST(Config, LimitsAreTheDefaultsWithTheFilesAndAPluginsOwnOverThem) {
   TempFile file(
       "[limits]\nprocesses = 64\ntmp_size = \"8M\"\nfile_size = \"unlimited\"\n"
-      "memory = \"512M\"\ncpu = 1.5\ncgroup = \"/sandbox-host\"\n"
+      "memory = \"512M\"\ncpu = 1.5\ncgroup = \"/sandbox-host\"\nscratch_size = \"256M\"\n"
+      "lifetime = \"2h\"\n"
       "[plugins.git.limits]\nprocesses = 16\nshm_size = 1048576\nmemory = \"unlimited\"\n"
-      "cpu = 2\n",
+      "cpu = 2\nscratch_files = 100\nlifetime = 90\n",
       "config.toml");
   const Config config = load_config(file.path());
   LaunchLimits expected;
@@ -106,12 +107,16 @@ TEST(Config, LimitsAreTheDefaultsWithTheFilesAndAPluginsOwnOverThem) {
   expected.process.file_size = Limits::kUnlimited;
   expected.cgroup.memory = 512 << 20;
   expected.cgroup.cpu_millis = 1500;
+  expected.watch.scratch_size = 256 << 20;
+  expected.watch.lifetime_seconds = 2 * 3600;
   EXPECT_EQ(config.limits_for("other"), expected);
   EXPECT_EQ(config.cgroup, "/sandbox-host");
   expected.process.processes = 16;
   expected.process.shm_size = 1 << 20;
   expected.cgroup.memory = CgroupLimits::kUnlimited;
   expected.cgroup.cpu_millis = 2000;
+  expected.watch.scratch_files = 100;
+  expected.watch.lifetime_seconds = 90;
   EXPECT_EQ(config.limits_for("git"), expected);
 }
 
@@ -119,6 +124,9 @@ TEST(Config, TheDefaultLimitsBoundMemoryAndCpuAndPlaceCgroupsOnTheirOwn) {
   const Config config;
   EXPECT_EQ(config.limits.cgroup.memory, std::uint64_t{2} << 30);
   EXPECT_EQ(config.cgroup, "auto");
+  EXPECT_EQ(config.limits.watch.scratch_size, std::uint64_t{1} << 30);
+  EXPECT_EQ(config.limits.watch.scratch_files, 65536u);
+  EXPECT_EQ(config.limits.watch.lifetime_seconds, WatchLimits::kUnlimited);
   cpu_set_t allowed;
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
   EXPECT_EQ(config.limits.cgroup.cpu_millis,
@@ -145,10 +153,12 @@ TEST(Config, ABadLimitIsNamedWithItsLineAndWhatIsAllowed) {
             ":2: limits.shm_size: must be " + bytes.substr(9) + ", not a float");
   EXPECT_EQ(error_of("[plugins.git.limits]\nmemroy = \"1G\"\n"),
             ":2: plugins.git.limits.memroy: unknown key; allowed: processes, open_files, "
-            "file_size, tmp_size, tmp_inodes, shm_size, memory, cpu");
+            "file_size, tmp_size, tmp_inodes, shm_size, memory, cpu, scratch_size, "
+            "scratch_files, lifetime");
   EXPECT_EQ(error_of("[limits]\nmemroy = \"1G\"\n"),
             ":2: limits.memroy: unknown key; allowed: processes, open_files, file_size, "
-            "tmp_size, tmp_inodes, shm_size, memory, cpu, cgroup");
+            "tmp_size, tmp_inodes, shm_size, memory, cpu, scratch_size, scratch_files, lifetime, "
+            "cgroup");
   EXPECT_EQ(error_of("[limits]\nmemory = \"1M\"\n"),
             ":2: limits.memory: 1048576 is too small; allowed: bytes as an integer or a string "
             "such as \"512M\" (K, M, G, T) of at least 16777216, or \"unlimited\"");
@@ -157,6 +167,22 @@ TEST(Config, ABadLimitIsNamedWithItsLineAndWhatIsAllowed) {
             ":2: limits.cpu: 0.001000 is out of range; allowed: " + cpus);
   EXPECT_EQ(error_of("[limits]\ncpu = \"half\"\n"), ":2: limits.cpu: \"half\" is not " + cpus);
   EXPECT_EQ(error_of("[limits]\ncpu = 0\n"), ":2: limits.cpu: 0 is too small; allowed: " + cpus);
+  const std::string seconds =
+      "seconds as an integer or a string such as \"90s\", \"15m\", \"2h\" or \"1d\" of at "
+      "least 1 second, or \"unlimited\"";
+  EXPECT_EQ(error_of("[limits]\nlifetime = \"10x\"\n"),
+            ":2: limits.lifetime: \"10x\" is not " + seconds);
+  EXPECT_EQ(error_of("[limits]\nlifetime = \"1.5h\"\n"),
+            ":2: limits.lifetime: \"1.5h\" is not " + seconds);
+  EXPECT_EQ(error_of("[limits]\nlifetime = 0\n"),
+            ":2: limits.lifetime: 0 is too small; allowed: " + seconds);
+  EXPECT_EQ(error_of("[limits]\nlifetime = 1.5\n"),
+            ":2: limits.lifetime: must be " + seconds + ", not a float");
+  EXPECT_EQ(error_of("[limits]\nscratch_files = 3\n"),
+            ":2: limits.scratch_files: 3 is too small; allowed: an integer of at least 16, or "
+            "\"unlimited\"");
+  EXPECT_EQ(error_of("[limits]\nscratch_size = \"lots\"\n"),
+            ":2: limits.scratch_size: \"lots\" is not " + bytes.substr(9));
   EXPECT_EQ(error_of("[limits]\ncgroup = \"sandbox\"\n"),
             ":2: limits.cgroup: \"sandbox\" is not \"auto\", \"off\" or a cgroup path such as "
             "\"/sandbox-host\" (as /proc/self/cgroup writes it)");

@@ -55,7 +55,7 @@ void apply_plugin_rlimits(const Limits &limits) {
   if (refused >= 0) throw_errno("limits", rlimits.shown(refused));
 }
 
-std::vector<LimitBound> rlimit_bounds(ProcessCount count) {
+std::vector<LimitBound> confined_plugin_bounds(ProcessCount count) {
   std::vector<LimitBound> bounds;
   if (::geteuid() == 0) {
     bounds.push_back({"processes", false,
@@ -78,6 +78,11 @@ std::vector<LimitBound> rlimit_bounds(ProcessCount count) {
                         ? "RLIMIT_FSIZE"
                         : "RLIMIT_FSIZE, at most sandbox-host's own hard limit " +
                               std::to_string(hard.rlim_max)});
+  for (const char *scratch : {"scratch_size", "scratch_files"}) {
+    bounds.push_back({scratch, true,
+                      "the plugin writes on the host's disk only in SocketDir and TmpDir (a "
+                      "policy's command also in its Write paths, which it does not bound)"});
+  }
   return bounds;
 }
 

@@ -193,7 +193,8 @@ int run_probe(const ProbeOptions &options) {
       for (const LimitRow &row : rows_of(s)) {
         std::string how;
         for (const auto &h : row.how) how += (how.empty() ? "" : "; ") + h;
-        std::cout << "    " << std::left << std::setw(11) << row.limit << std::setw(11) << row.value
+        // Wide enough for the longest name, scratch_files, and for "unlimited".
+        std::cout << "    " << std::left << std::setw(14) << row.limit << std::setw(11) << row.value
                   << (row.enforced ? "held: " : "NOT held: ") << how << "\n";
       }
     }

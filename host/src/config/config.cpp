@@ -42,8 +42,10 @@ namespace {
 void set_limit(LaunchLimits &limits, const LimitField &field, std::uint64_t value) {
   if (const auto *process = std::get_if<std::uint64_t Limits::*>(&field)) {
     limits.process.**process = value;
+  } else if (const auto *cgroup = std::get_if<std::uint64_t CgroupLimits::*>(&field)) {
+    limits.cgroup.**cgroup = value;
   } else {
-    limits.cgroup.*std::get<std::uint64_t CgroupLimits::*>(field) = value;
+    limits.watch.*std::get<std::uint64_t WatchLimits::*>(field) = value;
   }
 }
 
@@ -529,7 +531,7 @@ void read_ops(const Reader &r, const toml::table &t, Config &config) {
 struct LimitKey {
   const char *name;
   LimitField field;
-  enum Unit { count, bytes, cpus } unit;
+  enum Unit { count, bytes, cpus, seconds } unit;
   std::uint64_t least;
 };
 
@@ -543,11 +545,16 @@ const LimitKey kLimitKeys[] = {
     {"shm_size", &Limits::shm_size, LimitKey::bytes, 4096},
     {"memory", &CgroupLimits::memory, LimitKey::bytes, 16 << 20},
     {"cpu", &CgroupLimits::cpu_millis, LimitKey::cpus, 10},
+    {"scratch_size", &WatchLimits::scratch_size, LimitKey::bytes, 4096},
+    {"scratch_files", &WatchLimits::scratch_files, LimitKey::count, 16},
+    {"lifetime", &WatchLimits::lifetime_seconds, LimitKey::seconds, 1},
 };
 constexpr const char *kLimitNames =
-    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu";
+    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu, "
+    "scratch_size, scratch_files, lifetime";
 constexpr const char *kTopLimitNames =
-    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu, cgroup";
+    "processes, open_files, file_size, tmp_size, tmp_inodes, shm_size, memory, cpu, "
+    "scratch_size, scratch_files, lifetime, cgroup";
 
 // "512M": digits and one of K, M, G or T (powers of 1024); nullopt when it is not that.
 std::optional<std::uint64_t> parse_size(const std::string &text) {
@@ -563,8 +570,23 @@ std::optional<std::uint64_t> parse_size(const std::string &text) {
   return count << shift;
 }
 
+// "90s", "15m", "2h", "1d": digits and one of s, m, h, d; nullopt when it is not that.
+std::optional<std::uint64_t> parse_duration(const std::string &text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits + 1 != text.size() || digits > 9) return std::nullopt;
+  const std::string units = "smhd";
+  const std::uint64_t seconds[] = {1, 60, 3600, 86400};
+  const std::size_t unit = units.find(text.back());
+  if (unit == std::string::npos) return std::nullopt;
+  return std::stoull(text.substr(0, digits)) * seconds[unit];
+}
+
 std::string allowed_for(const LimitKey &limit) {
   switch (limit.unit) {
+    case LimitKey::seconds:
+      return "seconds as an integer or a string such as \"90s\", \"15m\", \"2h\" or \"1d\" of "
+             "at least 1 second, or \"unlimited\"";
     case LimitKey::bytes:
       return "bytes as an integer or a string such as \"512M\" (K, M, G, T) of at least " +
              std::to_string(limit.least) + ", or \"unlimited\"";
@@ -599,7 +621,9 @@ std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::str
   } else if (const auto *text = node.as_string()) {
     if (text->get() == "unlimited") return Limits::kUnlimited;
     const std::optional<std::uint64_t> size =
-        limit.unit == LimitKey::bytes ? parse_size(text->get()) : std::nullopt;
+        limit.unit == LimitKey::bytes     ? parse_size(text->get())
+        : limit.unit == LimitKey::seconds ? parse_duration(text->get())
+                                          : std::nullopt;
     if (!size) r.fail(node.source(), key, "\"" + text->get() + "\" is not " + allowed);
     value = *size;
   } else {

@@ -337,6 +337,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       }
       handed_over(true);
       sandbox->child.take_status_channel(std::move(sandbox->channel));
+      sandbox->child.watch(host_.watch_order(spec));
       return std::move(sandbox->child);
     }
   }

@@ -5,6 +5,7 @@
 #include <sandbox_host/host/launcher/launch_plan.hpp>
 #include <sandbox_host/host/launcher/launch_request.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
+#include <sandbox_host/host/limits/launch_warden.hpp>
 
 #include <poll.h>
 #include <signal.h>
@@ -129,6 +130,7 @@ bool forwardable(int signal) {
 LaunchService::LaunchService(Host &host, const LauncherConfig &config)
     : host_(host), config_(config), socket_path_(config.socket) {
   listener_ = listen_at(socket_path_);
+  start_launch_watches();
   // Sandboxes prepared now, for the launches to come.
   if (config_.depth > 0) {
     std::vector<Network> networks{Network::none, Network::outbound};

@@ -17,6 +17,15 @@ std::string size_words(std::uint64_t bytes) {
   return std::to_string(bytes) + units[unit];
 }
 
+std::string duration_words(std::uint64_t seconds) {
+  if (seconds == WatchLimits::kUnlimited) return "unlimited";
+  const std::pair<std::uint64_t, const char *> units[] = {{86400, "d"}, {3600, "h"}, {60, "m"}};
+  for (const auto &[length, unit] : units) {
+    if (seconds % length == 0) return std::to_string(seconds / length) + unit;
+  }
+  return std::to_string(seconds) + "s";
+}
+
 namespace {
 
 std::string count_words(std::uint64_t count) {
@@ -63,7 +72,9 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
     std::string value;
     bool unlimited;
     const char *controller;  // the cgroup controller that bounds it too, or nullptr
+    bool watched = false;    // held by the host's watch where the backend confines writes
   };
+  const WatchLimits &w = limits.watch;
   const Limits &p = limits.process;
   const Field fields[] = {
       {"processes", count_words(p.processes), p.processes == Limits::kUnlimited, "pids"},
@@ -76,6 +87,10 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
       {"tmp_size", size_words(p.tmp_size), p.tmp_size == Limits::kUnlimited, nullptr},
       {"tmp_inodes", count_words(p.tmp_inodes), p.tmp_inodes == Limits::kUnlimited, nullptr},
       {"shm_size", size_words(p.shm_size), p.shm_size == Limits::kUnlimited, nullptr},
+      {"scratch_size", size_words(w.scratch_size), w.scratch_size == WatchLimits::kUnlimited,
+       nullptr, true},
+      {"scratch_files", count_words(w.scratch_files), w.scratch_files == WatchLimits::kUnlimited,
+       nullptr, true},
   };
   const bool cgroup_joined = backend.reexecs_stage1;
   std::vector<LimitRow> rows;
@@ -106,9 +121,26 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
                                                      ", which cannot say how it bounds it"
                                                : "the backend does not bound it");
     }
+    if (field.watched && row.enforced) {
+      row.how.push_back(
+          "the host's watch of SocketDir and TmpDir (inotify, and a count every 250 ms), which "
+          "stops the plugin past it");
+    }
     if (!row.enforced) row.how = std::move(not_held);
     rows.push_back(std::move(row));
   }
+  LimitRow lifetime{"lifetime", duration_words(w.lifetime_seconds), false, {}};
+  if (w.lifetime_seconds == WatchLimits::kUnlimited) {
+    lifetime.how.push_back("unlimited in [limits]");
+  } else {
+    lifetime.enforced = true;
+    lifetime.how.push_back(
+        cgroup_joined && cgroups.version() != CgroupPlacement::Version::none
+            ? "the host's timer: SIGKILL to everything in the launch's cgroup"
+            : "the host's timer: SIGKILL to the launch's process and every process below it "
+              "(without a cgroup, one that left the tree, as a daemon does, outlives it)");
+  }
+  rows.push_back(std::move(lifetime));
   return rows;
 }
 

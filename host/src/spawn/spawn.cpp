@@ -88,6 +88,9 @@ struct Child::State {
   std::optional<bp::process> process;
   std::optional<ExitStatus> exit;
   UniqueFd status_channel;
+  // Ended once the plugin's end is known, or else destroyed first, before the destructor
+  // reaps the process and the cgroup goes.
+  std::unique_ptr<LaunchWatch> watch;
 };
 
 Child::Child(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -110,7 +113,10 @@ bool Child::take_reported_status() {
   }
   state_->status_channel.reset();
   // Stage 1 exits with the same status; the destructor reaps it.
-  if (reported) state_->exit = ExitStatus{*reported, 0};
+  if (reported) {
+    state_->exit = ExitStatus{*reported, 0};
+    state_->watch.reset();
+  }
   return reported.has_value();
 }
 
@@ -119,12 +125,18 @@ ExitStatus Child::wait() {
   if (!state_->exit) {
     state_->process->wait();
     state_->exit = decode(state_->process->native_exit_code());
+    state_->watch.reset();
   }
   return *state_->exit;
 }
 
 void Child::take_status_channel(UniqueFd channel) {
   state_->status_channel = std::move(channel);
+}
+
+void Child::watch(WatchOrder order) {
+  if (!order.bounds_anything()) return;
+  state_->watch = watch_launch(std::move(order), pid(), state_->cgroup.get());
 }
 
 PluginCgroup *Child::cgroup() const noexcept {
@@ -147,7 +159,9 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
     throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }
   if (state->cgroup) state->cgroup->held_by_child();
-  return Child(std::move(state));
+  Child child(std::move(state));
+  if (command.watch) child.watch(*command.watch);
+  return child;
 }
 
 }  // namespace sandbox_host

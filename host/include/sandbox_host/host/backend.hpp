@@ -1,11 +1,13 @@
 // A backend module seen through its C function table.
 #pragma once
 
+#include <sandbox_host/host/limits/launch_warden.hpp>
 #include <sandbox_host/host/module.hpp>
 #include <sandbox_host/spec.hpp>
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ struct LaunchCommand {
   // itself, the cgroup outlives this only while processes are in it, and a later
   // sandbox-host removes it once it is empty and this process is gone.
   std::shared_ptr<PluginCgroup> cgroup;
+  // What the host's watch holds the launch to while it runs (limits/launch_warden.hpp):
+  // spawn() starts it. A caller that spawns the command itself goes without.
+  std::optional<WatchOrder> watch;
 };
 
 struct BackendCommand {

@@ -48,16 +48,31 @@ struct CgroupLimits {
   bool operator==(const CgroupLimits &) const = default;
 };
 
-// A launch's bounds: the rlimits and tmpfs sizes the Spec carries to the backend, and what
-// the host's cgroup sets.
+// What the host's watch of a running launch holds it to (limits/launch_warden.hpp): what the
+// plugin leaves in its writable directories on the host's disk, which no quota an
+// unprivileged host may set bounds, and how long it may run.
+struct WatchLimits {
+  static constexpr std::uint64_t kUnlimited = Limits::kUnlimited;
+  // Bytes (allocated blocks) and names in SocketDir and TmpDir together.
+  std::uint64_t scratch_size = std::uint64_t{1} << 30;
+  std::uint64_t scratch_files = 65536;
+  // Seconds from the plugin's start; off by default.
+  std::uint64_t lifetime_seconds = kUnlimited;
+  bool operator==(const WatchLimits &) const = default;
+};
+
+// A launch's bounds: the rlimits and tmpfs sizes the Spec carries to the backend, what the
+// host's cgroup sets, and what the host's watch holds.
 struct LaunchLimits {
   Limits process;
   CgroupLimits cgroup;
+  WatchLimits watch;
   bool operator==(const LaunchLimits &) const = default;
 };
 
 // One bound of [limits] or [plugins.<name>.limits].
-using LimitField = std::variant<std::uint64_t Limits::*, std::uint64_t CgroupLimits::*>;
+using LimitField = std::variant<std::uint64_t Limits::*, std::uint64_t CgroupLimits::*,
+                                std::uint64_t WatchLimits::*>;
 
 struct PluginConfig {
   // "auto" (the probe's choice), a backend's name, or "off" (written by the operator).

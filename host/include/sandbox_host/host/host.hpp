@@ -81,6 +81,8 @@ class Host {
   const CgroupPlacement &cgroup_placement() const;
   // For a prepared sandbox's launch: its cgroup, if it has one, gets the plugin's bounds.
   void bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const;
+  // What the host's watch holds spec's launch to while it runs (LaunchCommand::watch).
+  WatchOrder watch_order(const Spec &spec) const;
 
  private:
   struct CheckedLaunch {

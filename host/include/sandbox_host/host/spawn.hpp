@@ -33,6 +33,10 @@ class Child {
   // status channel as soon as the plugin ended, without waiting for stage 1's exit.
   ExitStatus wait();
 
+  // Holds the launch to order's bounds from now until it is reaped (limits/launch_warden.hpp);
+  // spawn() does it for a command's own order, a prepared sandbox's launch when it is sent.
+  void watch(WatchOrder order);
+
   // The launch's cgroup (LaunchCommand::cgroup), or nullptr.
   PluginCgroup *cgroup() const noexcept;
 

@@ -42,8 +42,9 @@ void apply_plugin_rlimits(const Limits &limits);
 // namespace, or every process of the launching user on the host.
 enum class ProcessCount { user_namespace, host_user };
 
-// What the rlimits above hold on this host, for the backend's probe (ProbeReport::bounds);
-// the tmpfs bounds are the caller's to add.
-std::vector<LimitBound> rlimit_bounds(ProcessCount count);
+// For the probe of a backend that confines the plugin (ProbeReport::bounds): what the rlimits
+// above hold on this host, and that the plugin writes on the host's disk only in SocketDir
+// and TmpDir, which the host's watch bounds. The tmpfs bounds are the caller's to add.
+std::vector<LimitBound> confined_plugin_bounds(ProcessCount count);
 
 }  // namespace sandbox_host::backends

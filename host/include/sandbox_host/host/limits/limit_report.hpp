@@ -26,5 +26,7 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
 
 // 268435456 -> "256M"; kUnlimited -> "unlimited".
 std::string size_words(std::uint64_t bytes);
+// 5400 -> "90m"; kUnlimited -> "unlimited".
+std::string duration_words(std::uint64_t seconds);
 
 }  // namespace sandbox_host

@@ -97,10 +97,10 @@ class PluginCgroup {
   std::vector<pid_t> processes() const;
   // What the plugin ran into so far.
   std::vector<LimitHit> hits() const;
-
- private:
+  // SIGKILL to every process in it, until none is left. Throws when some stay.
   void kill_all() const;
 
+ private:
   CgroupPlacement::Version version_;
   std::vector<std::pair<std::string, std::filesystem::path>> dirs_;
   std::shared_ptr<AuditSink> audit_;

@@ -1,0 +1,131 @@
+#include "scratch_usage.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <set>
+#include <utility>
+
+namespace sandbox_host {
+namespace fs = std::filesystem;
+namespace {
+
+// Each inode counted once, whatever names it has.
+using InodeSet = std::set<std::pair<dev_t, ino_t>>;
+
+// What an inode may hold on the disk: its allocated blocks, and for a regular file at least
+// its size, so that a sparse file is counted as full before a write through a shared mapping
+// (which raises no inotify event) fills it.
+std::uint64_t held(const struct stat &st) {
+  const auto allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  return S_ISREG(st.st_mode) ? std::max(allocated, static_cast<std::uint64_t>(st.st_size))
+                             : allocated;
+}
+
+// The directory at relative below root, reached without a symlink, a magic link or a mount
+// on the way: the plugin owns everything below the root and may swap a directory for a
+// symlink to anywhere between one count and the next.
+int open_beneath(int root, const std::string &relative) {
+  open_how how{};
+  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  return static_cast<int>(::syscall(SYS_openat2, root, relative.c_str(), &how, sizeof how));
+}
+
+struct DirCloser {
+  void operator()(DIR *dir) const noexcept { ::closedir(dir); }
+};
+
+}  // namespace
+
+ScratchCounter::ScratchCounter(const std::vector<fs::path> &roots) {
+  for (const fs::path &path : roots) {
+    UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0) roots_.push_back({path, std::move(fd), st.st_dev});
+  }
+}
+
+ScratchUsage ScratchCounter::count(std::uint64_t max_bytes, std::uint64_t max_files,
+                                   const std::function<void(int dir_fd)> &each_dir,
+                                   const std::vector<pid_t> &processes) const {
+  ScratchUsage usage;
+  InodeSet seen;
+  auto add = [&](const struct stat &st) {
+    if (seen.emplace(st.st_dev, st.st_ino).second) usage.bytes += held(st);
+    usage.over = usage.bytes > max_bytes || usage.files > max_files;
+  };
+  for (const Root &root : roots_) {
+    std::deque<std::string> pending{"."};
+    while (!pending.empty() && !usage.over) {
+      const std::string relative = std::move(pending.front());
+      pending.pop_front();
+      UniqueFd dir_fd(open_beneath(root.fd.get(), relative));
+      struct stat st {};
+      if (!dir_fd || ::fstat(dir_fd.get(), &st) != 0) {
+        // A mode that shuts the host out, or a path too long to open, is the plugin's doing,
+        // and hides what the directory holds. Anything else is a change since its parent was
+        // read (removed, replaced by a symlink) or the host's own trouble (no descriptor
+        // left), which the next count meets again.
+        if (errno == EACCES || errno == EPERM || errno == ENAMETOOLONG) {
+          usage.unreadable =
+              (root.path / relative).lexically_normal().string() + ": " + std::strerror(errno);
+          return usage;
+        }
+        continue;
+      }
+      // Already counted: TmpDir inside SocketDir, or a directory reached by a rename since.
+      if (seen.count({st.st_dev, st.st_ino}) != 0) continue;
+      add(st);
+      each_dir(dir_fd.get());
+      std::unique_ptr<DIR, DirCloser> listing(::fdopendir(::dup(dir_fd.get())));
+      if (!listing) continue;  // the host's own trouble, as above
+      while (const dirent *entry = ::readdir(listing.get())) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        ++usage.files;
+        struct stat child {};
+        // Removed since it was listed.
+        if (::fstatat(dir_fd.get(), name.c_str(), &child, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(child.st_mode)) {
+          if (child.st_dev == root.device) pending.push_back(relative + "/" + name);
+        } else {
+          add(child);
+        }
+        if (usage.over) return usage;
+      }
+    }
+  }
+  std::set<dev_t> devices;
+  for (const Root &root : roots_) devices.insert(root.device);
+  for (pid_t pid : processes) {
+    // A process that is gone, or that made itself undumpable where the host may not look
+    // (a plugin under Landlock as the same user): its descriptors are not counted.
+    const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+    UniqueFd fds(::open(fd_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fds) continue;
+    std::unique_ptr<DIR, DirCloser> listing(::fdopendir(::dup(fds.get())));
+    if (!listing) continue;
+    while (const dirent *entry = ::readdir(listing.get())) {
+      struct stat st {};
+      if (entry->d_name[0] == '.' || ::fstatat(fds.get(), entry->d_name, &st, 0) != 0) continue;
+      if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || devices.count(st.st_dev) == 0) continue;
+      const std::uint64_t before = usage.bytes;
+      add(st);
+      usage.unlinked_bytes += usage.bytes - before;
+      if (usage.over) return usage;
+    }
+  }
+  return usage;
+}
+
+}  // namespace sandbox_host
