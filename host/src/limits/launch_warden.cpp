@@ -111,13 +111,14 @@ std::string rounded_size(std::uint64_t bytes) {
 }
 
 std::string raise_hint(const std::string &key, const std::string &plugin) {
-  return "raise " + key + " in [limits] or [plugins." + plugin + ".limits]";
+  return "raise " + key + " in [limits]" +
+         (plugin.empty() ? "" : " or [plugins." + plugin + ".limits]");
 }
 
 class Warden {
  public:
-  // Never destroyed: a Child that a static outlives the warden with still ends its watch,
-  // and the thread ends with the process.
+  // Never destroyed, so that a Child that a static holds, destroyed after this would be,
+  // still ends its watch; the thread ends with the process.
   static Warden &instance() {
     static Warden *const warden = new Warden;
     return *warden;
@@ -187,24 +188,14 @@ class Warden {
       for (auto &[key, w] : known) {
         std::lock_guard lock(w->mutex);
         if (w->ended || w->stopped) continue;
-        const Clock::time_point now = Clock::now();
-        if (now >= w->deadline) {
-          stop(*w, "lifetime-limit",
-               "ran for its lifetime of " + duration_words(w->order.limits.lifetime_seconds) +
-                   ": the host stopped it",
-               raise_hint("lifetime", w->order.plugin) +
-                   ", or have the gateway start it again when it is needed");
-          continue;
+        try {
+          wake_at = std::min(wake_at, tend(*w));
+        } catch (const std::exception &) {
+          // Out of memory, or an audit sink that cannot write: this launch is tried again
+          // in a moment, and the thread that watches every launch goes on.
+          wake_at = std::min(wake_at, Clock::now() + kRecount);
         }
-        wake_at = std::min(wake_at, w->deadline);
-        if (!w->counts()) continue;
-        if (now >= (w->dirty ? w->next_count : w->next_recount)) {
-          count(*w);
-          if (w->stopped) continue;
-        }
-        wake_at = std::min(wake_at, w->dirty ? w->next_count : w->next_recount);
       }
-
       int timeout = -1;
       if (wake_at != Clock::time_point::max()) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - Clock::now());
@@ -221,6 +212,26 @@ class Warden {
         }
       }
     }
+  }
+
+  // What a launch is due now: its end at its lifetime, or a count. Returns when it is due
+  // next.
+  Clock::time_point tend(Watched &w) {
+    const Clock::time_point now = Clock::now();
+    if (now >= w.deadline) {
+      stop(w, "lifetime-limit",
+           "ran for its lifetime of " + duration_words(w.order.limits.lifetime_seconds) +
+               ": the host stopped it",
+           raise_hint("lifetime", w.order.plugin) +
+               ", or have the gateway start it again when it is needed");
+      return Clock::time_point::max();
+    }
+    if (!w.counts()) return w.deadline;
+    if (now >= (w.dirty ? w.next_count : w.next_recount)) {
+      count(w);
+      if (w.stopped) return Clock::time_point::max();
+    }
+    return std::min(w.deadline, w.dirty ? w.next_count : w.next_recount);
   }
 
   void read_changes(std::map<const Watched *, std::shared_ptr<Watched>> &known) {
