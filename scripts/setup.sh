@@ -15,6 +15,7 @@ packages=(
   dbus-daemon python3-dbusmock  # tests: a private bus with a mock of systemd
   curl git                  # real clients of the egress proxy in tests
   ripgrep                   # tests: the engine of Claude Code's Glob, checked against the hook
+  socat                     # tests/claude_code: Claude Code's own sandbox relays its network with it
   libcap-ng-dev
   libseccomp-dev
   libtomlplusplus-dev
@@ -54,4 +55,25 @@ if ((${#missing[@]})); then
   if [[ " ${missing[*]} " == *" nginx "* ]] && pgrep -x nginx >/dev/null 2>&1; then
     nginx -s quit 2>/dev/null || pkill -x nginx || true
   fi
+fi
+
+# tests/claude_code: the real Claude Code CLI at a pinned version, from the npm registry. Only
+# its native linux-x64 package is fetched (a single executable, so neither node nor npm is
+# needed), checked against the registry's sha512 before it is unpacked. Where the registry
+# cannot be reached the suite still runs, and that test says why it skipped.
+claude_version=2.1.197
+claude_sha512=rIlKmrY0QMyHgPRX/MYWNj039vbypICvI9jVe3rs9Xy2RnNklySjyPxqh62QadznzoftEO23uYQ1tFePcQ//bg==
+claude_dir=/opt/sandbox-host-test/claude-code-$claude_version
+if [[ $(uname -m) == x86_64 && ! -x $claude_dir/claude && $(id -u) -eq 0 ]]; then
+  claude_tgz=$(mktemp)
+  if curl -fsSL --max-time 600 -o "$claude_tgz" \
+      "https://registry.npmjs.org/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-$claude_version.tgz" &&
+      [[ $(openssl dgst -sha512 -binary "$claude_tgz" | base64 -w0) == "$claude_sha512" ]]; then
+    mkdir -p "$claude_dir"
+    tar -xzf "$claude_tgz" -C "$claude_dir" --strip-components=1 package/claude
+    chmod 0755 "$claude_dir" "$claude_dir/claude"
+  else
+    echo "setup: could not fetch Claude Code $claude_version from registry.npmjs.org; tests/claude_code will skip" >&2
+  fi
+  rm -f "$claude_tgz"
 fi
