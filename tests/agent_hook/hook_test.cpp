@@ -352,10 +352,42 @@ TEST_F(HookTest, RipgrepListsOnlyFilesWhereTheHookSaysAGlobSearches) {
 }
 
 TEST_F(HookTest, OtherToolsPass) {
+  // Bash from inside a Write path: its sandbox holds what the command does.
   expect_pass(call("Bash", input({{"command", "cat ~/.ssh/id_ed25519"}})));
   expect_pass(call("WebFetch", input({{"url", "https://github.com"}})));
   expect_pass(
       raw(R"({"hook_event_name":"PreToolUse","tool_name":"Task","tool_input":"whatever"})"));
+}
+
+// Claude Code's sandbox makes the session's working directory writable to every command, so
+// Bash is refused in a session started where the policy does not let commands write.
+TEST_F(HookTest, BashIsRefusedInASessionStartedWhereCommandsMayNotWrite) {
+  const Object command = input({{"command", "ls"}});
+  const std::string fix = "start the session inside one of: " + tree.at("home/u/src") + ", " +
+                          tree.at("home/u/.claude/projects");
+  for (const std::string &cwd :
+       {tree.home(), tree.at("home/u/other"), tree.at("home/u/.claude"),
+        tree.at("home/u/.claude/projects"), tree.at("home/u/src/.state/scan"), tree.at("outside"),
+        std::string("/")}) {
+    SCOPED_TRACE(cwd);
+    std::filesystem::create_directories(cwd);
+    expect_deny(call("Bash", command, cwd),
+                {"Bash: this session runs in " + cwd +
+                     ", which the policy does not let commands "
+                     "write",
+                 fix, "sandbox-host agent policy " + tree.policy_file()});
+  }
+  expect_pass(call("Bash", command, tree.at("home/u/src")));
+  expect_pass(call("Bash", command, tree.at("home/u/src/proj")));
+  // The directory is judged where it resolves.
+  tree.link("home/u/to-src", tree.at("home/u/src/proj"));
+  expect_pass(call("Bash", command, tree.at("home/u/to-src")));
+  tree.link("outside/to-home", tree.home());
+  expect_deny(
+      call("Bash", command, tree.at("outside/to-home")),
+      {"Bash: this session runs in " + tree.at("outside/to-home") + " (" + tree.home() + ")"});
+  expect_deny(raw(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}})"),
+              {"Bash: the hook's input has no absolute cwd"});
 }
 
 TEST_F(HookTest, MalformedInputIsDeniedNamingWhatWasWrong) {

@@ -132,9 +132,12 @@ TEST_F(SettingsTest, DropInHoldsThePolicyFieldByField) {
             (std::vector<std::string>{"~/.gitconfig", abs("run/user/egress")}));
   EXPECT_EQ(strings(filesystem->getArray("allowWrite")),
             (std::vector<std::string>{"~/src", "~/.claude/projects"}));
-  // The memory glob lies under the harness, denied whole already; .plans does not.
+  // Home and runtime, so that a session started in the home has no Bash even where the hook
+  // does not run; the memory glob lies under the harness, denied whole already; .plans does
+  // not.
   EXPECT_EQ(strings(filesystem->getArray("denyWrite")),
-            (std::vector<std::string>{"~/src/.state/scan", "~/.claude", "~/.plans"}));
+            (std::vector<std::string>{abs("home/u"), abs("run/user"), "~/src/.state/scan",
+                                      "~/.claude", "~/.plans"}));
   EXPECT_TRUE(filesystem->getValue<bool>("allowManagedReadPathsOnly"));
 
   const auto network = sandbox->getObject("network");
@@ -160,7 +163,7 @@ TEST_F(SettingsTest, DropInHoldsThePolicyFieldByField) {
   ASSERT_EQ(pre_tool_use->size(), 1u);
   const auto matcher = pre_tool_use->getObject(0);
   EXPECT_EQ(matcher->getValue<std::string>("matcher"),
-            "Read|Grep|Glob|Edit|MultiEdit|Write|NotebookEdit");
+            "Read|Grep|Glob|Edit|MultiEdit|Write|NotebookEdit|Bash");
   const auto hooks = matcher->getArray("hooks");
   ASSERT_EQ(hooks->size(), 1u);
   const auto hook = hooks->getObject(0);
@@ -194,7 +197,8 @@ TEST_F(SettingsTest, EmptySourcesAreLeftOut) {
   EXPECT_EQ(strings(filesystem->getArray("denyRead")), std::vector<std::string>{"/" + tree.home()});
   EXPECT_FALSE(filesystem->has("allowRead"));
   EXPECT_FALSE(filesystem->has("allowWrite"));
-  EXPECT_FALSE(filesystem->has("denyWrite"));
+  EXPECT_EQ(strings(filesystem->getArray("denyWrite")),
+            std::vector<std::string>{"/" + tree.home()});
   EXPECT_TRUE(filesystem->getValue<bool>("allowManagedReadPathsOnly"));
   const auto network = settings->getObject("sandbox")->getObject("network");
   EXPECT_FALSE(network->has("allowedDomains"));

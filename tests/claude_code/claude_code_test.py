@@ -214,6 +214,38 @@ class ClaudeCodeUnderThePolicy(unittest.TestCase):
         self.assertIsNotNone(session.result, session.describe())
         self.assertNotIn(SECRET, session.text() or "", session.describe())
 
+    def test_bash_is_refused_in_a_session_started_outside_the_write_paths(self):
+        for cwd in (self.machine.home, self.machine.other):
+            with self.subTest(cwd=str(cwd)):
+                written = cwd / "written-by-bash"
+                session = self.session(
+                    "Bash", {"command": f"cat {self.machine.home}/.ssh/id_rsa; echo x > {written}",
+                             "description": "read the key"},
+                    cwd=cwd, args=("--dangerously-skip-permissions",))
+                self.assert_refused(session)
+                self.assertIn(f"start the session inside one of: {self.machine.project}",
+                              session.text() or "", session.describe())
+                self.assertFalse(written.exists())
+
+    def test_a_bare_session_started_in_the_home_has_no_bash(self):
+        if shutil.which("socat") is None:
+            self.skipTest("socat is missing: Claude Code's sandbox needs it for the network")
+        written = self.machine.home / "written-by-bash"
+        # With these two present, Claude Code's bwrap binds the home into its sandbox whole
+        # (issue 19: the key was printed); without them it failed on its own.
+        for made in ("commands", "agents"):
+            (self.machine.home / ".claude" / made).mkdir(parents=True, exist_ok=True)
+            for path in (self.machine.home / ".claude", self.machine.home / ".claude" / made):
+                os.chown(path, NOBODY, NOBODY)
+        for args, env in ((("--bare",), None), ((), {"CLAUDE_CODE_SIMPLE": "1"})):
+            with self.subTest(args=args, env=env):
+                session = self.session(
+                    "Bash", {"command": f"cat {self.machine.home}/.ssh/id_rsa; echo x > {written}",
+                             "description": "read the key"},
+                    cwd=self.machine.home, args=(*args, "--dangerously-skip-permissions"), env=env)
+                self.assert_refused(session)
+                self.assertFalse(written.exists())
+
     def test_a_users_own_settings_turn_nothing_off(self):
         user_settings = self.machine.home / ".claude" / "settings.json"
         user_settings.parent.mkdir(exist_ok=True)

@@ -28,13 +28,13 @@ namespace {
 // session for ten minutes.
 constexpr int kHookTimeoutSeconds = 10;
 // The hook's matcher: a regular expression over tool names, anchored by Claude Code.
-std::string file_tool_matcher() {
+std::string hooked_tool_matcher() {
   std::string matcher;
   for (const auto tool : kFileTools) {
     if (!matcher.empty()) matcher += '|';
     matcher += tool;
   }
-  return matcher;
+  return matcher + "|" + std::string(kBashTool);
 }
 
 [[noreturn]] void fail(const std::string &what, int error = errno) {
@@ -77,6 +77,12 @@ boost::json::object filesystem_settings(const Policy &policy) {
   for (const auto &path : policy.read) append_path(allow_read, policy, path);
   append_path(allow_read, policy, policy.egress);
   for (const auto &path : policy.write) append_path(allow_write, policy, path);
+  // Home and runtime too, though denyRead already gives commands a throwaway tmpfs there:
+  // Claude Code's sandbox makes a session's working directory writable over every rule, and
+  // only this leaves a session started in the home itself without Bash where the hook that
+  // refuses it does not run (--bare).
+  append_path(deny_write, policy, policy.home);
+  append_path(deny_write, policy, policy.runtime);
   for (const auto &path : policy.deny) append_path(deny_write, policy, path);
   append_path(deny_write, policy, policy.harness);
   // Entries under the harness directory are denied with it already.
@@ -128,7 +134,7 @@ boost::json::object hook_settings(const Policy &policy, const fs::path &policy_f
                               shell_quoted(fs::absolute(policy_file).lexically_normal().string());
   boost::json::object hook{{"type", "command"}, {"command", command}};
   hook["timeout"] = kHookTimeoutSeconds;
-  boost::json::object matcher{{"matcher", file_tool_matcher()}};
+  boost::json::object matcher{{"matcher", hooked_tool_matcher()}};
   matcher["hooks"] = boost::json::array{std::move(hook)};
   boost::json::object hooks;
   hooks["PreToolUse"] = boost::json::array{std::move(matcher)};

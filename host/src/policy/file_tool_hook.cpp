@@ -4,6 +4,7 @@
 #include <sandbox_host/host/policy/file_tool_hook.hpp>
 #include <sandbox_host/host/policy/glob_pattern.hpp>
 #include <sandbox_host/host/policy/path_access.hpp>
+#include <sandbox_host/host/policy/policy_view.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -155,6 +156,43 @@ std::string policy_name(const Policy &policy) {
                                : "sandbox-host agent policy " + policy.source;
 }
 
+// Bash, which Claude Code's sandbox holds, but whose write list that sandbox seeds with the
+// session's working directory whatever the policy says: a session started outside what the
+// policy lets commands write (the home, above all) would give every command that directory.
+HookAnswer decide_bash(const Policy &policy, const std::string &cwd) {
+  if (cwd.empty() || cwd.front() != '/') {
+    return deny(
+        "Bash: the hook's input has no absolute cwd, so the session's working "
+        "directory cannot be checked (" +
+        policy_name(policy) + ")");
+  }
+  try {
+    const std::string resolved = resolve(policy, cwd, cwd);
+    PathAccess access = PathAccess::read;  // anywhere else
+    std::size_t longest = 0;
+    for (const PathRule &rule : command_view(policy)) {
+      if (is_within(resolved, rule.path) && rule.path.size() >= longest) {
+        longest = rule.path.size();
+        access = rule.access;
+      }
+    }
+    if (access == PathAccess::write) return {};
+    std::string inside;
+    for (const auto &path : policy.write) inside += (inside.empty() ? "" : ", ") + path;
+    const std::string where = resolved == cwd ? cwd : cwd + " (" + resolved + ")";
+    return deny(
+        "Bash: this session runs in " + where +
+        ", which the policy does not let commands write, and Claude Code's sandbox "
+        "makes a session's working directory writable to every command whatever the "
+        "policy says; start the session inside " +
+        (inside.empty() ? std::string("a Write path (the policy has none)") : "one of: " + inside) +
+        " (" + policy_name(policy) + ")");
+  } catch (const std::exception &e) {
+    return deny("Bash: cannot check the session's working directory " + cwd + ": " + e.what() +
+                " (" + policy_name(policy) + ")");
+  }
+}
+
 }  // namespace
 
 HookAnswer decide_pre_tool_use(const Policy &policy, std::string_view input,
@@ -177,16 +215,18 @@ HookAnswer decide_pre_tool_use(const Policy &policy, std::string_view input,
     return deny("the hook's input has no tool_name string");
   }
   const std::string tool(tool_value->get_string());
-  if (std::find(kFileTools.begin(), kFileTools.end(), tool) == kFileTools.end()) return {};
+  const bool file_tool = std::find(kFileTools.begin(), kFileTools.end(), tool) != kFileTools.end();
+  if (!file_tool && tool != kBashTool) return {};
 
-  const auto *tool_input = call.if_contains("tool_input");
-  if (tool_input == nullptr || !tool_input->is_object()) {
-    return deny(tool + ": the hook's input has no tool_input object");
-  }
   std::string cwd;
   if (const auto *value = call.if_contains("cwd")) {
     if (!value->is_string()) return deny(tool + ": the hook's input has a cwd that is no string");
     cwd = std::string(value->get_string());
+  }
+  if (!file_tool) return decide_bash(policy, cwd);
+  const auto *tool_input = call.if_contains("tool_input");
+  if (tool_input == nullptr || !tool_input->is_object()) {
+    return deny(tool + ": the hook's input has no tool_input object");
   }
 
   std::string error;

@@ -24,6 +24,10 @@ inline constexpr std::string_view kEnvRuntime = "SANDBOX_RUNTIME";
 // The harness's tools that read or write files outside the sandbox (seed 000's FileTools).
 inline constexpr std::array<std::string_view, 7> kFileTools{
     "Read", "Grep", "Glob", "Edit", "MultiEdit", "Write", "NotebookEdit"};
+// The one other tool the hook answers for: its commands run in Claude Code's sandbox, which
+// makes the session's working directory writable, so the hook refuses Bash in a session
+// started where the policy does not let commands write.
+inline constexpr std::string_view kBashTool = "Bash";
 // Where a policy file is looked for when none is named.
 inline constexpr const char *kDefaultPolicyPath = "/etc/sandbox-host/agent-policy.toml";
 
