@@ -1,39 +1,21 @@
 #include "process_tree.hpp"
 
+#include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 
 namespace sandbox_host {
-namespace fs = std::filesystem;
 namespace {
-
-// Each process below pid with its parent.
-std::vector<std::pair<pid_t, pid_t>> children_below(pid_t pid) {
-  std::vector<std::pair<pid_t, pid_t>> below;
-  std::vector<pid_t> parents{pid};
-  for (std::size_t next = 0; next < parents.size(); ++next) {
-    std::error_code ec;
-    const fs::path tasks = "/proc/" + std::to_string(parents[next]) + "/task";
-    for (const auto &task : fs::directory_iterator(tasks, ec)) {
-      std::ifstream children(task.path() / "children");
-      for (pid_t child = 0; children >> child;) {
-        below.emplace_back(child, parents[next]);
-        parents.push_back(child);
-      }
-    }
-  }
-  return below;
-}
 
 // The parent of the process /proc/<pid> is now; -1 when it is gone.
 pid_t parent_of(pid_t pid) {
@@ -53,7 +35,7 @@ pid_t parent_of(pid_t pid) {
 
 std::vector<pid_t> process_tree(pid_t pid) {
   std::vector<pid_t> tree{pid};
-  for (const auto &[child, parent] : children_below(pid)) tree.push_back(child);
+  for (pid_t below : broker::descendants("/proc", pid)) tree.push_back(below);
   return tree;
 }
 
@@ -64,10 +46,12 @@ void kill_process_tree(int pidfd, pid_t pid) {
   std::map<pid_t, UniqueFd> stopped;
   for (int round = 0; round < kRounds; ++round) {
     bool found_new = false;
-    for (const auto &[member, parent] : children_below(pid)) {
+    for (pid_t member : broker::descendants("/proc", pid)) {
       if (stopped.count(member) != 0) continue;
       UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, member, 0)));
-      if (!fd || parent_of(member) != parent) continue;  // gone, or the pid is another's now
+      // Gone, or the pid is another's now: its parent is neither pid nor one stopped here.
+      const pid_t parent = fd ? parent_of(member) : -1;
+      if (parent != pid && stopped.count(parent) == 0) continue;
       ::syscall(SYS_pidfd_send_signal, fd.get(), SIGSTOP, nullptr, 0);
       stopped.emplace(member, std::move(fd));
       found_new = true;
