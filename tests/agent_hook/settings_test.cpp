@@ -7,6 +7,7 @@
 
 #include <sandbox_host/host/policy/agent_policy.hpp>
 #include <sandbox_host/host/policy/claude_settings.hpp>
+#include <sandbox_host/host/policy/permission_rules.hpp>
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Parser.h>
@@ -55,6 +56,8 @@ const std::set<std::string> kSchemaKeys{
     "hooks.PreToolUse[].hooks[].type",
     "hooks.PreToolUse[].hooks[].command",
     "hooks.PreToolUse[].hooks[].timeout",
+    "permissions",
+    "permissions.deny",
 };
 // Schema keys that let a command run outside the sandbox or a violation pass.
 const std::set<std::string> kFailOpenKeys{
@@ -171,6 +174,19 @@ TEST_F(SettingsTest, DropInHoldsThePolicyFieldByField) {
   EXPECT_EQ(hook->getValue<std::string>("command"),
             "'/opt/sandbox-host/bin/sandbox-host' hook --policy '" + tree.policy_file() + "'");
   EXPECT_EQ(hook->getValue<int>("timeout"), 10);
+
+  // What holds where the hook does not run (claude --bare): the deny entry, and the
+  // harness's config entries, the harness holding tool_write inside it.
+  const auto deny = strings(settings->getObject("permissions")->getArray("deny"));
+  EXPECT_EQ(deny, policy::hookless_rules(loaded).deny);
+  for (const std::string tool : {"Read", "Edit"}) {
+    EXPECT_NE(
+        std::find(deny.begin(), deny.end(), tool + "(" + abs("home/u/src/.state/scan/**") + ")"),
+        deny.end());
+  }
+  EXPECT_NE(
+      std::find(deny.begin(), deny.end(), "Edit(" + abs("home/u/.claude/settings.json") + ")"),
+      deny.end());
 }
 
 TEST_F(SettingsTest, EveryKeyIsASchemaKeyAndNoneFailsOpen) {
@@ -339,6 +355,14 @@ TEST_F(SettingsTest, PolicyCheckPrintsTheCommandViewAndRefusesABadPolicy) {
   EXPECT_NE(check.out.find("write " + tree.at("home/u/src") + "\n"), std::string::npos)
       << check.out;
   EXPECT_NE(check.out.find("none  " + tree.at("home/u/src/.state/scan") + "\n"), std::string::npos)
+      << check.out;
+  // And what a session without hooks is held to, and what it is not.
+  EXPECT_NE(check.out.find("  Read(/" + tree.at("home/u/src/.state/scan") + "/**)\n"),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("not held without the hook"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("  Read and Edit below home " + tree.home() + ": the policy re-allows"),
+            std::string::npos)
       << check.out;
 
   tree.write_policy("home = \"" + tree.home() + "\"\nproxy_port = 70000\n");

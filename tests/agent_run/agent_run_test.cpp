@@ -302,6 +302,15 @@ TEST_F(AgentRunRefusal, APreparedSandboxIsRefused) {
   EXPECT_NE(result.err.find("--prepared and --policy"), std::string::npos) << result.err;
 }
 
+TEST_F(AgentRunRefusal, HarnessWithoutAPolicyIsRefused) {
+  const ProcessResult result = run_process(
+      {SANDBOX_HOST_EXE, "run", "--harness", "--", "/bin/true"}, with_env({"PATH=/usr/bin:/bin"}));
+  EXPECT_EQ(result.code, 125);
+  EXPECT_NE(result.err.find("--harness holds a harness to a policy: give --policy too"),
+            std::string::npos)
+      << result.err;
+}
+
 TEST_F(AgentRunRefusal, AnEgressProxyThatAllowsMoreThanTheDomainsIsRefused) {
   const ProcessResult result =
       run("[egress]\nallow = [\"github.com\", \"example.org\", \"*.npmjs.org\"]\n",

@@ -3,6 +3,10 @@
 installs it), driven by a scripted Messages API on loopback, one tool call per session, as
 nobody, with the policy's drop-in installed in /etc/claude-code the way an operator installs
 it. Each case reads the tool_result Claude Code sent back and the host's files afterwards.
+Sessions run two ways: under the drop-in alone (Claude Code's sandbox and the hook), and
+under `sandbox-host run --policy --harness` (the project's backends around the whole
+session). A real `sandbox-host egress` holds the network of both; curl's origin is a server
+on loopback, reached by names the proxy resolves itself.
 
 Usage: claude_code_test.py --sandbox-host BUILD/bin/sandbox-host [--claude PATH]
 (SANDBOX_HOST_CLAUDE names another CLI; the default is where scripts/setup.sh puts it)
@@ -11,11 +15,14 @@ Exit 77 (skipped, with the reason) where the CLI, root or bubblewrap is missing.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,6 +34,12 @@ DEFAULT_CLAUDE = f"/opt/sandbox-host-test/claude-code-{CLAUDE_VERSION}/claude"
 MANAGED = Path("/etc/claude-code")
 DROP_IN = MANAGED / "managed-settings.d" / "clawpatrol-sandbox.json"
 SECRET = "SECRET-KEY-0f3c9a"
+# What Claude Code 2.1.197 writes below its harness directory in a session (found by running
+# it with the directory writable): the harness's own state, which `run --policy --harness`
+# lets it write. Not settings.json, CLAUDE.md, commands or agents.
+HARNESS_STATE = ("projects", "session-env", "shell-snapshots", "sessions", "todos", "plans")
+ALLOWED_HOST, REFUSED_HOST = "allowed.test", "refused.test"
+ORIGIN_BODY = "hello from the origin"
 ARGS = None
 
 
@@ -51,32 +64,110 @@ class Machine:
     def __init__(self):
         self.root = Path(tempfile.mkdtemp(prefix="sandbox-host-claude-"))
         self.root.chmod(0o755)
-        self.bin = self.root / "bin"
-        self.bin.mkdir()
-        self.exe = self.bin / "sandbox-host"
-        shutil.copy2(ARGS.sandbox_host, self.exe)
-        self.exe.chmod(0o755)
+        self.exe = self.root / "bin" / "sandbox-host"
+        self.stage_sandbox_host()
         self.home = self.root / "home" / "u"
         self.project = self.home / "proj"
         self.other = self.home / "other"
-        for directory in (self.home / ".ssh", self.project, self.other):
+        for directory in (self.home / ".ssh", self.home / ".claude", self.project, self.other):
             directory.mkdir(parents=True)
         (self.home / ".ssh" / "id_rsa").write_text(SECRET + "\n")
         (self.project / "notes.txt").write_text("project notes\n")
         (self.other / "private.txt").write_text(SECRET + " in other\n")
         for path in [self.home.parent, *self.home.rglob("*"), self.home]:
             os.chown(path, NOBODY, NOBODY)
+        self.harness = self.home / ".claude"
+        self.egress = Egress(self.root / "egress", self.exe)
+        tool_write = ", ".join(f'"{self.harness / name}"' for name in HARNESS_STATE)
         self.policy = self.root / "agent-policy.toml"
         self.policy.write_text(
             f'home = "{self.home}"\n'
             f'write = ["{self.project}"]\n'
-            f'harness = "{self.home}/.claude"\n'
-            'domains = ["example.com"]\n'
+            f'deny = ["{self.home}/.ssh"]\n'
+            f'harness = "{self.harness}"\n'
+            f'tool_write = [{tool_write}]\n'
+            f'domains = ["{ALLOWED_HOST}"]\n'
+            f'proxy_port = {self.egress.port}\n'
             f'exe = "{self.exe}"\n')
         self.policy.chmod(0o644)
 
+    def stage_sandbox_host(self):
+        """sandbox-host with its modules and broker beside it, as the build lays them out."""
+        build = Path(ARGS.sandbox_host).resolve().parent.parent
+        for part in ("bin/sandbox-host", "lib/sandbox-host/modules", "libexec/sandbox-host"):
+            source, target = build / part, self.root / part
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_dir():
+                shutil.copytree(source, target)
+            else:
+                shutil.copy2(source, target)
+        for path in [self.root / "bin", self.root / "lib", self.root / "libexec",
+                     *(self.root / "lib").rglob("*"), *(self.root / "libexec").rglob("*")]:
+            path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+        self.exe.chmod(0o755)
+
     def remove(self):
+        self.egress.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Egress:
+    """A real `sandbox-host egress` on loopback, as nobody (it serves its own user alone),
+    that allows ALLOWED_HOST alone, both names resolved by the proxy to an origin server on
+    127.0.0.1 (allow_addresses lets the proxy dial loopback, which it refuses by default)."""
+
+    def __init__(self, root, exe):
+        root.mkdir()
+        os.chown(root, NOBODY, NOBODY)
+        class Origin(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                data = ORIGIN_BODY.encode()
+                self.send_response(200)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.origin = ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+        self.origin_port = self.origin.server_address[1]
+        threading.Thread(target=self.origin.serve_forever, daemon=True).start()
+        config = root / "egress.toml"
+        config.write_text(
+            f'[broker]\nstate_dir = "{root}/state"\n'
+            '[egress]\nlisten = "127.0.0.1:0"\n'
+            f'socket = "{root}/egress.sock"\n'
+            f'allow = ["{ALLOWED_HOST}:{self.origin_port}"]\n'
+            'allow_addresses = ["127.0.0.1/32"]\n'
+            f'resolve = {{ "{ALLOWED_HOST}" = ["127.0.0.1"], "{REFUSED_HOST}" = ["127.0.0.1"] }}\n')
+        self.log = root / "egress.log"
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+                 str(exe), "egress", "--config", str(config)], stderr=log)
+        self.port = self._listening_port()
+
+    def _listening_port(self):
+        for _ in range(100):
+            found = re.search(r"proxy on 127\.0\.0\.1:(\d+)", self.log.read_text())
+            if found:
+                return int(found.group(1))
+            if self.process.poll() is not None:
+                break
+            threading.Event().wait(0.1)
+        self.stop()
+        raise RuntimeError(f"sandbox-host egress did not start: {self.log.read_text()}")
+
+    def url(self, host):
+        return f"http://{host}:{self.origin_port}/"
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.origin.shutdown()
+        self.origin.server_close()
 
 
 class ManagedSettings:
@@ -104,18 +195,28 @@ class ManagedSettings:
 
 
 class Session:
-    """One `claude -p` session whose model makes one call of tool with tool_input."""
+    """One `claude -p` session whose model makes one call of tool with tool_input: under the
+    drop-in alone, or with backend named, under `sandbox-host run --policy --harness` on it
+    (network outbound: the scripted API is on the host's loopback)."""
 
-    def __init__(self, machine, tool, tool_input, cwd, args=(), env=None):
+    def __init__(self, machine, tool, tool_input, cwd, args=(), env=None, backend=None):
         self.api = FakeMessagesApi(tool, tool_input)
         try:
             environment = {"PATH": "/usr/bin:/bin", "HOME": str(machine.home),
                            "ANTHROPIC_BASE_URL": self.api.url,
                            "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
             environment.update(env or {})
+            held = []
+            if backend:
+                held = [str(machine.exe), "run", "--policy", str(machine.policy), "--harness",
+                        "--backend", backend, "--network", "outbound"]
+                for name in environment:
+                    if name not in ("PATH", "HOME"):
+                        held += ["--env", name]
+                held.append("--")
             self.process = subprocess.run(
                 ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
-                 ARGS.claude, "-p", "go", "--output-format", "json", *args],
+                 *held, ARGS.claude, "-p", "go", "--output-format", "json", *args],
                 cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
         finally:
             self.api.stop()
@@ -135,7 +236,9 @@ class Session:
                 f"stderr {self.process.stderr[-600:]!r}")
 
 
-class ClaudeCodeUnderThePolicy(unittest.TestCase):
+class OnTheMachine(unittest.TestCase):
+    """A Machine with the policy's drop-in installed, for the cases of one class."""
+
     @classmethod
     def setUpClass(cls):
         cls.machine = Machine()
@@ -150,13 +253,36 @@ class ClaudeCodeUnderThePolicy(unittest.TestCase):
         cls.settings.restore()
         cls.machine.remove()
 
-    def session(self, tool, tool_input, cwd=None, args=(), env=None):
-        return Session(self.machine, tool, tool_input, cwd or self.machine.project, args, env)
+    def session(self, tool, tool_input, cwd=None, args=(), env=None, backend=None):
+        return Session(self.machine, tool, tool_input, cwd or self.machine.project, args, env,
+                       backend)
+
+    def bash(self, command, **kwargs):
+        kwargs["args"] = (*kwargs.get("args", ()), "--dangerously-skip-permissions")
+        return self.session("Bash", {"command": command, "description": "scripted"}, **kwargs)
 
     def assert_refused(self, session):
         self.assertIsNotNone(session.result, session.describe())
         self.assertTrue(session.result.get("is_error"), session.describe())
         self.assertNotIn(SECRET, session.text() or "", session.describe())
+
+    def assert_ran_without_secret(self, session):
+        """Bash ran (a tool_result came back) and printed no secret."""
+        self.assertIsNotNone(session.result, session.describe())
+        self.assertIn("ran=yes", session.text() or "", session.describe())
+        self.assertNotIn(SECRET, session.text() or "", session.describe())
+
+    def assert_harness_untouched(self):
+        for name in ("settings.json", "CLAUDE.md"):
+            self.assertFalse((self.machine.harness / name).exists(), name)
+
+
+BARE_WAYS = ((("--bare",), None), ((), {"CLAUDE_CODE_SIMPLE": "1"}))
+
+
+class ClaudeCodeUnderThePolicy(OnTheMachine):
+    """Sessions under the drop-in alone: Claude Code's sandbox holds Bash, the hook and the
+    managed deny rules hold the file tools."""
 
     def test_the_drop_in_is_what_claude_code_reads(self):
         rendered = json.loads(DROP_IN.read_text())
@@ -246,6 +372,113 @@ class ClaudeCodeUnderThePolicy(unittest.TestCase):
                 self.assert_refused(session)
                 self.assertFalse(written.exists())
 
+    def test_every_rendered_key_is_one_this_claude_code_knows_with_its_type(self):
+        # Claude Code keeps an unknown key without a word and drops a whole object for one
+        # wrong type with a line on stderr: both checked against the installed binary, whose
+        # settings schema (zod) spells each key as `name:z.type(`.
+        # An object-valued key may be a reference to a schema defined elsewhere
+        # (`filesystem:ve(()=>...)`): only its name is checked.
+        pattern = re.compile(rb"[,{]([A-Za-z]+):(?:[A-Za-z_$]{1,3}\.(boolean|number|string|array|"
+                             rb"object|record|enum|literal)\()?")
+        known, names = set(), set()
+        with open(ARGS.claude, "rb") as binary:
+            text = binary.read()
+            for found in pattern.finditer(text):
+                names.add(found.group(1).decode())
+                if found.group(2):
+                    known.add((found.group(1).decode(), found.group(2).decode()))
+        json_types = {bool: {"boolean"}, int: {"number"}, str: {"string", "enum", "literal"},
+                      list: {"array"}, dict: {"object", "record"}}
+
+        def walk(value, path):
+            for key, child in value.items():
+                where = f"{path}.{key}" if path else key
+                if path == "hooks":
+                    # hooks is a record keyed by the enum of hook events.
+                    self.assertIn(f'"{key}"'.encode(), text,
+                                  f"{where}: no such hook event in Claude Code {CLAUDE_VERSION}")
+                    for element in child:
+                        walk(element, where + "[]")
+                    continue
+                self.assertTrue(key in names, f"{where}: no such key in Claude Code {CLAUDE_VERSION}")
+                if isinstance(child, dict) and child:
+                    if key != "env":
+                        walk(child, where)
+                else:
+                    types = json_types[type(child)]
+                    self.assertTrue(any((key, t) in known for t in types),
+                                    f"{where}: Claude Code {CLAUDE_VERSION} has no {key} of type "
+                                    f"{sorted(types)}")
+                if isinstance(child, list):
+                    for element in child:
+                        if isinstance(element, dict):
+                            walk(element, where + "[]")
+
+        rendered = json.loads(DROP_IN.read_text())
+        self.assertIn("permissions", rendered)
+        walk(rendered, "")
+        session = self.session("Read", {"file_path": str(self.machine.project / "notes.txt")})
+        self.assertNotIn("invalid", session.process.stderr, session.describe())
+        self.assertNotIn("failed", session.process.stderr.lower(), session.describe())
+
+    def test_bare_sessions_are_held_by_the_drop_ins_deny_rules(self):
+        settings = self.machine.harness / "settings.json"
+        for args, env in BARE_WAYS:
+            with self.subTest(args=args, env=env):
+                for args_now in (args, (*args, "--dangerously-skip-permissions")):
+                    read = self.session("Read", {"file_path": str(self.machine.home / ".ssh" / "id_rsa")},
+                                        args=args_now, env=env)
+                    self.assert_refused(read)
+                    self.assertIn("denied by your permission settings", read.text() or "",
+                                  read.describe())
+                # Edit with an empty old_string creates the file: the one file tool bare offers
+                # that writes.
+                edit = self.session("Edit", {"file_path": str(settings), "old_string": "",
+                                             "new_string": '{"hooks": {}}'},
+                                    args=(*args, "--dangerously-skip-permissions"), env=env)
+                self.assert_refused(edit)
+                self.assert_harness_untouched()
+
+    def test_policy_check_names_what_a_bare_session_is_not_held_to_and_it_is_so(self):
+        check = subprocess.run([str(self.machine.exe), "policy", "check", "--policy",
+                                str(self.machine.policy)], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertIn(f"Read(/{self.machine.home}/.ssh/**)", check.stdout)
+        self.assertIn(f"Read and Edit below home {self.machine.home}: the policy re-allows "
+                      f"paths inside it (write[0] {self.machine.project}", check.stdout)
+        # What that line says, in a real bare session: only the hook held this Read.
+        session = self.session("Read", {"file_path": str(self.machine.other / "private.txt")},
+                               args=("--bare", "--dangerously-skip-permissions"))
+        self.assertIn(SECRET, session.text() or "",
+                      "a bare session no longer reads outside the policy: update policy check "
+                      "and docs/agent-policy.md; " + session.describe())
+
+    def test_curl_reaches_an_allowed_host_through_the_egress_proxy_and_no_other(self):
+        if shutil.which("socat") is None or shutil.which("curl") is None:
+            self.skipTest("socat and curl are needed: Claude Code's sandbox bridges the proxy "
+                          "with socat")
+        egress = self.machine.egress
+        allowed = self.bash(f"curl -sS --max-time 20 {egress.url(ALLOWED_HOST)}; echo ran=yes")
+        self.assertIn(ORIGIN_BODY, allowed.text() or "",
+                      allowed.describe() + "; egress log " + egress.log.read_text()[-800:])
+        refused = self.bash(f"curl -sS --max-time 20 {egress.url(REFUSED_HOST)}; echo ran=yes")
+        self.assertIn("ran=yes", refused.text() or "", refused.describe())
+        self.assertNotIn(ORIGIN_BODY, refused.text() or "", refused.describe())
+        self.assertIn(REFUSED_HOST, egress.log.read_text(), "the proxy recorded no refusal")
+        direct = self.bash(f"curl -sS --noproxy '*' --max-time 20 "
+                           f"http://127.0.0.1:{egress.origin_port}/; echo ran=yes")
+        self.assertIn("ran=yes", direct.text() or "", direct.describe())
+        self.assertNotIn(ORIGIN_BODY, direct.text() or "", direct.describe())
+
+    def test_a_command_cannot_write_the_harness(self):
+        if shutil.which("socat") is None:
+            self.skipTest("socat is missing: Claude Code's sandbox needs it for the network")
+        harness = self.machine.harness
+        session = self.bash(f"echo '{{\"hooks\": {{}}}}' > {harness}/settings.json; "
+                            f"echo injected > {harness}/CLAUDE.md; echo ran=yes")
+        self.assert_ran_without_secret(session)
+        self.assert_harness_untouched()
+
     def test_a_users_own_settings_turn_nothing_off(self):
         user_settings = self.machine.home / ".claude" / "settings.json"
         user_settings.parent.mkdir(exist_ok=True)
@@ -259,6 +492,72 @@ class ClaudeCodeUnderThePolicy(unittest.TestCase):
             self.assert_refused(session)
         finally:
             user_settings.unlink()
+
+
+def available_backends():
+    probe = subprocess.run([ARGS.sandbox_host, "probe", "--json"], capture_output=True, text=True)
+    report = json.loads(probe.stdout)
+    return [b["name"] for b in report["backends"]
+            if b["available"] and b["name"] in ("namespaces", "landlock")]
+
+
+class ClaudeCodeInsideSandboxHost(OnTheMachine):
+    """Sessions under `sandbox-host run --policy --harness`, each case under each Linux
+    backend: sandbox-host's sandbox holds Claude Code whole, file tools and bare mode too."""
+
+    def backends(self):
+        backends = available_backends()
+        if not backends:
+            self.skipTest("neither the namespaces nor the landlock backend works here")
+        return backends
+
+    def test_claude_code_starts_and_reads_inside_the_policy(self):
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                session = self.session("Read", {"file_path": str(self.machine.project / "notes.txt")},
+                                       backend=backend)
+                self.assertEqual(session.process.returncode, 0, session.describe())
+                self.assertIn("project notes", session.text() or "", session.describe())
+                # No drop-in is visible inside, so Claude Code warns about none and starts no
+                # sandbox of its own; it wrote its transcript where tool_write lets it.
+                self.assertNotIn("managed", session.process.stderr.lower(), session.describe())
+                self.assertTrue(any((self.machine.harness / "projects").rglob("*.jsonl")))
+
+    def test_file_tools_are_held_with_and_without_hooks(self):
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                for args, env in (((), None), *BARE_WAYS):
+                    args = (*args, "--dangerously-skip-permissions")
+                    for path in (self.machine.home / ".ssh" / "id_rsa",
+                                 self.machine.other / "private.txt"):
+                        self.assert_refused(self.session("Read", {"file_path": str(path)}, args=args,
+                                                         env=env, backend=backend))
+                    # Edit with an empty old_string creates the file; bare offers no Write.
+                    for target in (self.machine.home / ".bashrc",
+                                   self.machine.harness / "settings.json"):
+                        self.assert_refused(self.session(
+                            "Edit", {"file_path": str(target), "old_string": "",
+                                     "new_string": "evil\n"}, args=args, env=env, backend=backend))
+                        self.assertFalse(target.exists())
+
+    def test_bash_writes_the_project_and_nothing_else(self):
+        home, harness, project = self.machine.home, self.machine.harness, self.machine.project
+        for backend in self.backends():
+            with self.subTest(backend=backend):
+                for cwd, args in ((project, ()), (home, ("--bare",)),
+                                  (self.machine.other, ("--bare",))):
+                    written = project / "by-bash"
+                    session = self.bash(
+                        f"cat {home}/.ssh/id_rsa {self.machine.other}/private.txt; "
+                        f"echo x > {home}/by-bash; echo x > {self.machine.other}/by-bash; "
+                        f"echo '{{}}' > {harness}/settings.json; echo x > {written}; echo ran=yes",
+                        cwd=cwd, args=args, backend=backend)
+                    self.assert_ran_without_secret(session)
+                    self.assertEqual(written.read_text(), "x\n", session.describe())
+                    written.unlink()
+                    self.assertFalse((home / "by-bash").exists())
+                    self.assertFalse((self.machine.other / "by-bash").exists())
+                    self.assert_harness_untouched()
 
 
 def main():

@@ -579,7 +579,8 @@ TEST(LaunchClient, TakesTheLaunchOptionsOfRunAndNoOther) {
   ASSERT_EQ(run.code, 0) << run.err;
   const std::set<std::string> ours = long_options(client.out, {"--via"});
   EXPECT_FALSE(ours.empty());
-  EXPECT_EQ(ours, long_options(run.out, {"--via", "--config", "--policy", "--prepared"}));
+  EXPECT_EQ(ours,
+            long_options(run.out, {"--via", "--config", "--policy", "--harness", "--prepared"}));
 }
 
 TEST(LaunchClient, EachMistakeOnItsCommandLineIsNamedAndExits125) {

@@ -8,12 +8,14 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace sandbox_host::policy {
 namespace {
 
 using test::PolicyTree;
+namespace fs = std::filesystem;
 
 class PolicyView : public ::testing::Test {
  protected:
@@ -99,6 +101,56 @@ TEST_F(PolicyView, ToolWriteGlobMatchesAreEachCapped) {
       rule("home/u/.claude/projects/p2/memory", PathAccess::read),
   };
   EXPECT_EQ(command_view(policy), expected);
+}
+
+TEST_F(PolicyView, TheHarnessItselfWritesToolWriteAndNothingElseOfItsDirectory) {
+  tree.dir("home/u/.claude/projects/p2/memory");
+  tree.dir("home/u/.claude/session-env");
+  Policy policy;
+  policy.home = tree.at("home/u");
+  policy.write = {tree.at("home/u/src")};
+  policy.harness = tree.at("home/u/.claude");
+  policy.tool_write = {tree.at("home/u/.claude/projects/*/memory"),
+                       tree.at("home/u/.claude/session-env")};
+  const std::vector<PathRule> expected{
+      rule("home/u", PathAccess::none),
+      rule("home/u/.claude/projects/p1/memory", PathAccess::write),
+      rule("home/u/.claude/projects/p2/memory", PathAccess::write),
+      rule("home/u/.claude/session-env", PathAccess::write),
+      rule("home/u/src", PathAccess::write),
+  };
+  EXPECT_EQ(command_view(policy, ViewFor::harness), expected);
+  // The commands' view of the same policy writes none of them.
+  for (const auto &entry : command_view(policy)) {
+    if (entry.path.starts_with(tree.at("home/u/.claude"))) {
+      EXPECT_EQ(entry.access, PathAccess::read) << entry.path;
+    }
+  }
+}
+
+TEST_F(PolicyView, HarnessMountPointsMakeLiteralToolWriteEntriesOnly) {
+  Policy policy;
+  policy.home = tree.at("home/u");
+  policy.harness = tree.at("home/u/.claude");
+  policy.tool_write = {tree.at("home/u/.claude/todos"), tree.at("home/u/.claude/x/*/memory")};
+  policy.mount_points();
+  EXPECT_FALSE(fs::exists(tree.at("home/u/.claude/todos")));
+  policy.mount_points(ViewFor::harness);
+  struct stat status {};
+  ASSERT_EQ(::stat(tree.at("home/u/.claude/todos").c_str(), &status), 0);
+  EXPECT_TRUE(S_ISDIR(status.st_mode));
+  EXPECT_EQ(status.st_mode & 07777, 0700u);
+  EXPECT_FALSE(fs::exists(tree.at("home/u/.claude/x")));
+}
+
+TEST_F(PolicyView, HiddenPathsAreNoneWhereTheyExist) {
+  tree.dir("etc/claude-code/managed-settings.d");
+  const auto view = command_view(tree.policy, ViewFor::commands,
+                                 {tree.at("etc/claude-code/managed-settings.d"), tree.at("nope")});
+  EXPECT_NE(std::find(view.begin(), view.end(),
+                      rule("etc/claude-code/managed-settings.d", PathAccess::none)),
+            view.end());
+  for (const auto &entry : view) EXPECT_NE(entry.path, tree.at("nope"));
 }
 
 TEST_F(PolicyView, MissingDenyIsRefusedUntilMountPointsMakeIt) {

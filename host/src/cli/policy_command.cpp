@@ -5,6 +5,7 @@
 
 #include <sandbox_host/host/policy/agent_policy.hpp>
 #include <sandbox_host/host/policy/claude_settings.hpp>
+#include <sandbox_host/host/policy/permission_rules.hpp>
 #include <sandbox_host/host/policy/policy_view.hpp>
 
 #include <iomanip>
@@ -60,6 +61,14 @@ int run_check(const PolicyCommandOptions &options) {
     for (const auto &rule : policy::command_view(loaded)) {
       std::cout << std::left << std::setw(6) << to_string(rule.access) << rule.path << "\n";
     }
+    // Sessions that run no hooks (claude --bare, CLAUDE_CODE_SIMPLE=1) are held by the
+    // drop-in's deny rules and Claude Code's sandbox alone.
+    const auto hookless = policy::hookless_rules(loaded);
+    std::cout << "\nwithout the hook (claude --bare, CLAUDE_CODE_SIMPLE=1), permissions.deny:\n";
+    for (const auto &rule : hookless.deny) std::cout << "  " << rule << "\n";
+    std::cout << "not held without the hook (run the session under `sandbox-host run --policy "
+                 "--harness` to hold it):\n";
+    for (const auto &line : hookless.unheld) std::cout << "  " << line << "\n";
     return 0;
   });
 }

@@ -7,6 +7,7 @@
 
 #include <sandbox_host/host/policy/agent_env.hpp>
 #include <sandbox_host/host/policy/agent_policy.hpp>
+#include <sandbox_host/host/policy/claude_settings.hpp>
 #include <sandbox_host/host/policy/policy_view.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
@@ -38,6 +39,7 @@ struct RunOptions {
   std::optional<std::string> policy;
   std::optional<std::string> via;
   bool prepared = false;
+  bool harness = false;
   LaunchOptions launch;
 };
 
@@ -129,11 +131,16 @@ std::optional<std::string> launch_service(const RunOptions &options) {
 }
 
 int run_plugin(const RunOptions &options) {
+  if (options.harness && !options.policy) {
+    throw std::runtime_error("--harness holds a harness to a policy: give --policy too");
+  }
   if (const auto socket = launch_service(options)) {
     return launch_via("sandbox-host run", *socket, make_launch_request(options.launch));
   }
   Host host(load_config_or_defaults(options.config));
   std::optional<policy::Policy> agent;
+  const policy::ViewFor view_for =
+      options.harness ? policy::ViewFor::harness : policy::ViewFor::commands;
   if (options.policy) {
     if (options.prepared) {
       throw std::runtime_error(
@@ -141,7 +148,7 @@ int run_plugin(const RunOptions &options) {
           "not a policy's view; leave one out");
     }
     agent = policy::load_policy(*options.policy);
-    agent->mount_points();
+    agent->mount_points(view_for);
   }
 
   LaunchRequest request = make_launch_request(options.launch);
@@ -161,7 +168,13 @@ int run_plugin(const RunOptions &options) {
     if (spec.network == Network::proxied) {
       require_proxy_within_domains(*agent, *host.config().egress, host.config().source);
     }
-    spec.view = policy::command_view(*agent);
+    // This sandbox holds the session whole, so Claude Code inside it sees no drop-ins: the
+    // policy's would turn on Claude Code's own sandbox, where the nested user namespace it
+    // needs is refused and failIfUnavailable then stops every command. The directory goes,
+    // not the file: Claude Code warns about a drop-in it cannot read, and Landlock cannot
+    // leave a directory listable with one entry hidden.
+    spec.view = policy::command_view(
+        *agent, view_for, {policy::drop_in_path(policy::managed_dir()).parent_path().string()});
     // A view is what makes a launch a policy's: one whose entries all are missing still
     // shows the host read-only, never a plugin's tree (nor off's nothing).
     if (spec.view.empty()) spec.view.push_back({"/", PathAccess::read});
@@ -198,6 +211,10 @@ Command add_run_command(CLI::App &app) {
                   "Hold the command to an agent policy (docs/agent-policy.md): the host's files "
                   "readable but the policy's home and runtime directories, writable only where "
                   "it says; network proxied through [egress] when the config has one");
+  sub->add_flag("--harness", options->harness,
+                "With --policy: the command is the harness itself (claude), which writes the "
+                "policy's tool_write entries (created when missing); its commands, in the same "
+                "sandbox, can write them too");
   sub->add_flag("--prepared", options->prepared,
                 "Launch through a sandbox prepared before the plugin's Spec is known, as a "
                 "long-running host's SandboxPool does (checks that path on this host)");

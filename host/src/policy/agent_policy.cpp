@@ -265,23 +265,35 @@ void Policy::validate() const {
   }
 }
 
-void Policy::mount_points() const {
-  for (const auto &path : deny) {
-    // Each missing component made 0700, parents included: whatever the sandbox hides there
-    // is this user's alone, also when it is not hidden.
-    for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-      const std::string prefix = path.substr(0, slash);
-      if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-        throw std::system_error(errno, std::generic_category(),
-                                "creating the mount point " + prefix + " of deny entry " + path);
-      }
-      if (slash == std::string::npos) break;
-    }
-    struct stat status {};
-    if (::stat(path.c_str(), &status) != 0) {
+namespace {
+
+// Each missing component made 0700, parents included: whatever the sandbox mounts there is
+// this user's alone, also where nothing is mounted.
+void make_mount_point(const std::string &path, const std::string &entry) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    const std::string prefix = path.substr(0, slash);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
       throw std::system_error(errno, std::generic_category(),
-                              "the mount point " + path + " of a deny entry");
+                              "creating the mount point " + prefix + " of " + entry + " " + path);
     }
+    if (slash == std::string::npos) break;
+  }
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "the mount point " + path + " of " + entry);
+  }
+}
+
+}  // namespace
+
+void Policy::mount_points(ViewFor who) const {
+  for (const auto &path : deny) make_mount_point(path, "a deny entry");
+  if (who != ViewFor::harness) return;
+  // The harness inside the sandbox writes its ToolWrite directories itself, inside a
+  // harness directory that is read-only there: each must exist before it starts.
+  for (const auto &path : tool_write) {
+    if (path.find_first_of("*?[") == std::string::npos) make_mount_point(path, "tool_write entry");
   }
 }
 

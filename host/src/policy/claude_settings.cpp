@@ -5,6 +5,7 @@
 // enableWeakerNestedSandbox, ignoreViolations, allowAllUnixSockets) is ever written.
 #include <sandbox_host/host/file_replace.hpp>
 #include <sandbox_host/host/policy/claude_settings.hpp>
+#include <sandbox_host/host/policy/permission_rules.hpp>
 #include <sandbox_host/host/shell_quote.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
@@ -282,10 +283,16 @@ boost::json::object claude_settings(const Policy &policy, const fs::path &policy
   boost::json::object env;
   for (const auto &[name, value] : policy.environment()) env[name] = value;
 
+  // What holds where hooks do not run (--bare): managed deny rules, which every session
+  // obeys, permission prompts skipped or not.
+  boost::json::array deny;
+  for (auto &rule : hookless_rules(policy).deny) deny.emplace_back(std::move(rule));
+
   boost::json::object settings;
   settings["sandbox"] = std::move(sandbox);
   settings["env"] = std::move(env);
   settings["hooks"] = hook_settings(policy, policy_file);
+  if (!deny.empty()) settings["permissions"] = boost::json::object{{"deny", std::move(deny)}};
   return settings;
 }
 

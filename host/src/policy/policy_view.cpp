@@ -106,7 +106,8 @@ class View {
 
 }  // namespace
 
-std::vector<PathRule> command_view(const Policy &policy) {
+std::vector<PathRule> command_view(const Policy &policy, ViewFor who,
+                                   const std::vector<std::string> &hidden) {
   View view;
   auto grant = [&](const std::string &key, const std::string &path, PathAccess access) {
     if (path.empty()) return;
@@ -131,10 +132,18 @@ std::vector<PathRule> command_view(const Policy &policy) {
   if (!policy.harness.empty()) {
     if (auto real = existing(policy.harness, "harness")) view.cap_at_read(*real);
   }
+  // The harness itself, inside the sandbox, writes ToolWrite; nothing tells it apart from
+  // the commands it runs there, which write it too.
   for (size_t i = 0; i < policy.tool_write.size(); ++i) {
     const std::string key = "tool_write[" + std::to_string(i) + "]";
     for (const auto &match : matches(policy.tool_write[i])) {
-      if (auto real = existing(match, key)) view.cap_at_read(*real);
+      auto real = existing(match, key);
+      if (!real) continue;
+      if (who == ViewFor::harness) {
+        view.grant(*real, PathAccess::write);
+      } else {
+        view.cap_at_read(*real);
+      }
     }
   }
 
@@ -149,6 +158,9 @@ std::vector<PathRule> command_view(const Policy &policy) {
           "directory will do)");
     }
     view.deny(*real);
+  }
+  for (const auto &path : hidden) {
+    if (auto real = existing(path, "hidden path")) view.deny(*real);
   }
   return view.rules();
 }

@@ -31,6 +31,10 @@ inline constexpr std::string_view kBashTool = "Bash";
 // Where a policy file is looked for when none is named.
 inline constexpr const char *kDefaultPolicyPath = "/etc/sandbox-host/agent-policy.toml";
 
+// Whom a sandbox holds to the policy: the commands a harness runs, or the harness itself
+// (`run --policy --harness`), which also writes tool_write.
+enum class ViewFor { commands, harness };
+
 struct Policy {
   // Denied for reading, apart from read and write.
   std::string home;
@@ -65,8 +69,9 @@ struct Policy {
   // 0..65535, an empty domain.
   void validate() const;
   // Creates every path of deny that does not exist yet (0700 directories, with parents):
-  // a sandbox mounts over each, and cannot create one inside a tree it made read-only.
-  void mount_points() const;
+  // a sandbox mounts over each, and cannot create one inside a tree it made read-only. For
+  // the harness's view, every tool_write entry without a glob too.
+  void mount_points(ViewFor who = ViewFor::commands) const;
   // Every variable a held session gets: vars, the egress variables of egress (none without
   // one) and kEnvSandbox=1.
   std::map<std::string, std::string> environment() const;

@@ -14,6 +14,9 @@ namespace sandbox_host::policy {
 // existing match of tool_write no more than read (and nothing below them writable); deny
 // none (and nothing below it re-allowed). An entry that does not exist is left out, apart
 // from deny, which must exist (mount_points() makes it): std::runtime_error names it.
-std::vector<PathRule> command_view(const Policy &policy);
+// For the harness's view, every existing match of tool_write is writable instead. Each
+// existing path of hidden is none, like a deny entry.
+std::vector<PathRule> command_view(const Policy &policy, ViewFor who = ViewFor::commands,
+                                   const std::vector<std::string> &hidden = {});
 
 }  // namespace sandbox_host::policy
