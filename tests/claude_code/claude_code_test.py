@@ -521,7 +521,9 @@ class ClaudeCodeInsideSandboxHost(OnTheMachine):
                 # No drop-in is visible inside, so Claude Code warns about none and starts no
                 # sandbox of its own; it wrote its transcript where tool_write lets it.
                 self.assertNotIn("managed", session.process.stderr.lower(), session.describe())
-                self.assertTrue(any((self.machine.harness / "projects").rglob("*.jsonl")))
+                session_id = json.loads(session.process.stdout)["session_id"]
+                self.assertTrue(any((self.machine.harness / "projects").glob(f"*/{session_id}.jsonl")),
+                                session.describe())
 
     def test_file_tools_are_held_with_and_without_hooks(self):
         for backend in self.backends():

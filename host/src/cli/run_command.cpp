@@ -168,13 +168,16 @@ int run_plugin(const RunOptions &options) {
     if (spec.network == Network::proxied) {
       require_proxy_within_domains(*agent, *host.config().egress, host.config().source);
     }
-    // This sandbox holds the session whole, so Claude Code inside it sees no drop-ins: the
-    // policy's would turn on Claude Code's own sandbox, where the nested user namespace it
-    // needs is refused and failIfUnavailable then stops every command. The directory goes,
-    // not the file: Claude Code warns about a drop-in it cannot read, and Landlock cannot
-    // leave a directory listable with one entry hidden.
-    spec.view = policy::command_view(
-        *agent, view_for, {policy::drop_in_path(policy::managed_dir()).parent_path().string()});
+    // A harness held whole sees no drop-ins: the policy's would turn on Claude Code's own
+    // sandbox, where the nested user namespace it needs is refused and failIfUnavailable
+    // then stops every command. The directory goes, not the file: Claude Code warns about
+    // a drop-in it cannot read, and Landlock cannot leave a directory listable with one
+    // entry hidden. Only for a harness: under Landlock, hiding it leaves /etc unlistable.
+    std::vector<std::string> hidden;
+    if (options.harness) {
+      hidden.push_back(policy::drop_in_path(policy::managed_dir()).parent_path().string());
+    }
+    spec.view = policy::command_view(*agent, view_for, hidden);
     // A view is what makes a launch a policy's: one whose entries all are missing still
     // shows the host read-only, never a plugin's tree (nor off's nothing).
     if (spec.view.empty()) spec.view.push_back({"/", PathAccess::read});
