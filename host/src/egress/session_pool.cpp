@@ -60,6 +60,11 @@ std::size_t SessionPool::threads() const {
   return state_->threads;
 }
 
+std::size_t SessionPool::idle() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->idle;
+}
+
 void SessionPool::serve(const std::shared_ptr<State> &state) {
   std::unique_lock lock(state->mutex);
   for (;;) {

@@ -27,6 +27,7 @@ class SessionPool {
   bool run(std::function<void()> session);
 
   std::size_t threads() const;  // started and not ended, idle or busy
+  std::size_t idle() const;     // waiting for a session
 
  private:
   struct State;
