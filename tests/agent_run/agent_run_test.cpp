@@ -302,6 +302,30 @@ TEST_F(AgentRunRefusal, APreparedSandboxIsRefused) {
   EXPECT_NE(result.err.find("--prepared and --policy"), std::string::npos) << result.err;
 }
 
+TEST_F(AgentRunRefusal, AllowEntriesAreReadAsTheProxyReadsThem) {
+  // Ports, case, a trailing dot and names below a "*." domain are within the domains...
+  const std::string domains =
+      "home = \"/nonexistent-home\"\n"
+      "domains = [\"github.com\", \"*.npmjs.org\"]\n";
+  const ProcessResult within =
+      run("[egress]\nsocket = \"/nonexistent/egress.sock\"\n"
+          "allow = [\"github.com:443\", \"GitHub.com.\", \"registry.npmjs.org:443,8443\", "
+          "\"*.cdn.npmjs.org\", \"*.npmjs.org\"]\n",
+          domains);
+  // It gets as far as the sandbox, which finds no proxy listening.
+  EXPECT_EQ(within.code, 87) << within.err;
+  EXPECT_NE(within.err.find("the egress proxy's socket /nonexistent/egress.sock does not exist"),
+            std::string::npos)
+      << within.err;
+  // ...a subdomain wildcard over a bare domain, or the apex of a "*." one, is not.
+  const ProcessResult wider =
+      run("[egress]\nallow = [\"*.github.com\", \"npmjs.org:443\"]\n", domains);
+  EXPECT_EQ(wider.code, 125);
+  EXPECT_NE(wider.err.find("allows *.github.com, npmjs.org:443, which the policy"),
+            std::string::npos)
+      << wider.err;
+}
+
 TEST_F(AgentRunRefusal, HarnessWithoutAPolicyIsRefused) {
   const ProcessResult result = run_process(
       {SANDBOX_HOST_EXE, "run", "--harness", "--", "/bin/true"}, with_env({"PATH=/usr/bin:/bin"}));

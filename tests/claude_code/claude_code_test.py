@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ SECRET = "SECRET-KEY-0f3c9a"
 # it with the directory writable): the harness's own state, which `run --policy --harness`
 # lets it write. Not settings.json, CLAUDE.md, commands or agents.
 HARNESS_STATE = ("projects", "session-env", "shell-snapshots", "sessions", "todos", "plans")
-ALLOWED_HOST, REFUSED_HOST = "allowed.test", "refused.test"
+ALLOWED_HOST, REFUSED_HOST, API_HOST = "allowed.test", "refused.test", "api.test"
 ORIGIN_BODY = "hello from the origin"
 ARGS = None
 
@@ -86,7 +87,7 @@ class Machine:
             f'deny = ["{self.home}/.ssh"]\n'
             f'harness = "{self.harness}"\n'
             f'tool_write = [{tool_write}]\n'
-            f'domains = ["{ALLOWED_HOST}"]\n'
+            f'domains = ["{ALLOWED_HOST}", "{API_HOST}"]\n'
             f'proxy_port = {self.egress.port}\n'
             f'exe = "{self.exe}"\n')
         self.policy.chmod(0o644)
@@ -119,6 +120,11 @@ class Egress:
     def __init__(self, root, exe):
         root.mkdir()
         os.chown(root, NOBODY, NOBODY)
+        # The scripted API's port, the same for every session, so that the allow list can
+        # name it: sessions held by `run --policy` reach the API through this proxy.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.api_port = probe.getsockname()[1]
         class Origin(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
@@ -138,9 +144,11 @@ class Egress:
             f'[broker]\nstate_dir = "{root}/state"\n'
             '[egress]\nlisten = "127.0.0.1:0"\n'
             f'socket = "{root}/egress.sock"\n'
-            f'allow = ["{ALLOWED_HOST}:{self.origin_port}"]\n'
+            f'allow = ["{ALLOWED_HOST}:{self.origin_port}", "{API_HOST}:{self.api_port}"]\n'
             'allow_addresses = ["127.0.0.1/32"]\n'
-            f'resolve = {{ "{ALLOWED_HOST}" = ["127.0.0.1"], "{REFUSED_HOST}" = ["127.0.0.1"] }}\n')
+            f'resolve = {{ "{ALLOWED_HOST}" = ["127.0.0.1"], "{REFUSED_HOST}" = ["127.0.0.1"], '
+            f'"{API_HOST}" = ["127.0.0.1"] }}\n')
+        self.config = config
         self.log = root / "egress.log"
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
@@ -196,20 +204,25 @@ class ManagedSettings:
 
 class Session:
     """One `claude -p` session whose model makes one call of tool with tool_input: under the
-    drop-in alone, or with backend named, under `sandbox-host run --policy --harness` on it
-    (network outbound: the scripted API is on the host's loopback)."""
+    drop-in alone, or with backend named, under `sandbox-host run --policy --harness` on it.
+    There its network is the launch's: outbound (the scripted API on the host's loopback),
+    or with proxied, the egress proxy's, which the API is reached through by its name."""
 
-    def __init__(self, machine, tool, tool_input, cwd, args=(), env=None, backend=None):
-        self.api = FakeMessagesApi(tool, tool_input)
+    def __init__(self, machine, tool, tool_input, cwd, args=(), env=None, backend=None,
+                 proxied=False):
+        self.api = FakeMessagesApi(tool, tool_input, machine.egress.api_port)
         try:
+            api_url = f"http://{API_HOST}:{machine.egress.api_port}" if proxied else self.api.url
             environment = {"PATH": "/usr/bin:/bin", "HOME": str(machine.home),
-                           "ANTHROPIC_BASE_URL": self.api.url,
+                           "ANTHROPIC_BASE_URL": api_url,
                            "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
             environment.update(env or {})
             held = []
             if backend:
+                network = (["--config", str(machine.egress.config)] if proxied
+                           else ["--network", "outbound"])
                 held = [str(machine.exe), "run", "--policy", str(machine.policy), "--harness",
-                        "--backend", backend, "--network", "outbound"]
+                        "--backend", backend, *network]
                 for name in environment:
                     if name not in ("PATH", "HOME"):
                         held += ["--env", name]
@@ -253,9 +266,10 @@ class OnTheMachine(unittest.TestCase):
         cls.settings.restore()
         cls.machine.remove()
 
-    def session(self, tool, tool_input, cwd=None, args=(), env=None, backend=None):
+    def session(self, tool, tool_input, cwd=None, args=(), env=None, backend=None,
+                proxied=False):
         return Session(self.machine, tool, tool_input, cwd or self.machine.project, args, env,
-                       backend)
+                       backend, proxied)
 
     def bash(self, command, **kwargs):
         kwargs["args"] = (*kwargs.get("args", ()), "--dangerously-skip-permissions")
@@ -524,6 +538,24 @@ class ClaudeCodeInsideSandboxHost(OnTheMachine):
                 session_id = json.loads(session.process.stdout)["session_id"]
                 self.assertTrue(any((self.machine.harness / "projects").glob(f"*/{session_id}.jsonl")),
                                 session.describe())
+
+    def test_the_session_reaches_the_api_and_the_allowed_host_through_the_egress_proxy(self):
+        # Proxied is the launch's network when the config has [egress]; only the namespaces
+        # backend gives a proxied network (Landlock refuses it rather than share the host's).
+        if "namespaces" not in self.backends():
+            self.skipTest("the namespaces backend does not work here")
+        egress = self.machine.egress
+        session = self.bash(f"curl -sS --max-time 20 {egress.url(ALLOWED_HOST)}; "
+                            f"curl -sS --max-time 20 {egress.url(REFUSED_HOST)}; "
+                            f"curl -sS --noproxy '*' --max-time 5 "
+                            f"http://127.0.0.1:{egress.origin_port}/; echo ran=yes",
+                            backend="namespaces", proxied=True)
+        self.assertEqual(session.process.returncode, 0, session.describe())
+        self.assert_ran_without_secret(session)
+        self.assertEqual((session.text() or "").count(ORIGIN_BODY), 1, session.describe())
+        # The API's name resolves nowhere but in the proxy: the session's answer came back
+        # through it.
+        self.assertIn(f"-> {REFUSED_HOST}:{egress.origin_port}: refused 403", egress.log.read_text())
 
     def test_file_tools_are_held_with_and_without_hooks(self):
         for backend in self.backends():

@@ -32,9 +32,9 @@ def _events(blocks, stop_reason):
 
 
 class FakeMessagesApi:
-    """Serves on 127.0.0.1 at a free port until stop()."""
+    """Serves on 127.0.0.1 at port (a free one by default) until stop()."""
 
-    def __init__(self, tool_name, tool_input):
+    def __init__(self, tool_name, tool_input, port=0):
         self.tool_name, self.tool_input = tool_name, tool_input
         self.requests = []
         self._lock = threading.Lock()
@@ -86,7 +86,7 @@ class FakeMessagesApi:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
