@@ -3,6 +3,7 @@
 #include "mount_tree.hpp"
 
 #include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/egress_client.hpp>
 
 #include <sys/stat.h>
 
@@ -10,10 +11,6 @@
 
 namespace sandbox_host::namespaces {
 namespace {
-
-// The file of the egress directory that holds the system's roots and the proxy's CA
-// (seed 000's EgressBundle).
-constexpr const char *kEgressBundle = "bundle.pem";
 
 bool is_directory(const std::string &path) {
   struct stat st {};
@@ -23,19 +20,10 @@ bool is_directory(const std::string &path) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> proxy_environment(const Spec &spec) {
-  const std::string port = std::to_string(spec.proxy_port);
-  const std::string http = "http://127.0.0.1:" + port;
-  const std::string socks = "socks5h://127.0.0.1:" + port;
-  std::vector<std::pair<std::string, std::string>> env{
-      {"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"http_proxy", http}, {"https_proxy", http},
-      {"ALL_PROXY", socks}, {"all_proxy", socks},  {"NO_PROXY", ""},     {"no_proxy", ""},
-  };
+  EnvPairs env = proxy_url_env(static_cast<int>(spec.proxy_port));
+  // Without an egress directory, no variable points at a file that is not there.
   if (!spec.egress_dir.empty() && is_directory(spec.egress_dir)) {
-    const std::string bundle = spec.egress_dir + "/" + kEgressBundle;
-    for (const char *name : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
-                             "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"}) {
-      env.emplace_back(name, bundle);
-    }
+    for (auto &entry : egress_client_env(spec.egress_dir)) env.push_back(std::move(entry));
   }
   return env;
 }

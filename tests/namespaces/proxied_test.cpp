@@ -7,6 +7,8 @@
 #include "process.hpp"
 #include "stand_in_proxy.hpp"
 
+#include <sandbox_host/host/policy/agent_env.hpp>
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -194,15 +196,28 @@ TEST_P(ProxiedNetwork, TheEnvironmentIsBaseEnvAndTheProxyVariables) {
                                                 "NO_PROXY=",
                                                 "no_proxy="};
   const std::string bundle = (egress_dir() / "bundle.pem").string();
+  const std::string dir = egress_dir().string();
   std::vector<std::string> with_bundle = base_and_proxy;
-  for (const char *name : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
-                           "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"}) {
-    with_bundle.push_back(std::string(name) + "=" + bundle);
-  }
+  with_bundle.insert(
+      with_bundle.end(),
+      {"SSL_CERT_FILE=" + bundle, "CURL_CA_BUNDLE=" + bundle, "GIT_SSL_CAINFO=" + bundle,
+       "REQUESTS_CA_BUNDLE=" + bundle, "NODE_EXTRA_CA_CERTS=" + dir + "/ca.pem",
+       "GH_CONFIG_DIR=" + dir + "/gh", "GIT_CONFIG_KEY_0=url.https://github.com/.insteadOf",
+       "GIT_CONFIG_VALUE_0=git@github.com:", "GIT_CONFIG_KEY_1=url.https://github.com/.insteadOf",
+       "GIT_CONFIG_VALUE_1=ssh://git@github.com/",
+       "GIT_CONFIG_KEY_2=credential.https://github.com.helper", "GIT_CONFIG_VALUE_2=",
+       "GIT_CONFIG_KEY_3=gpg.program", "GIT_CONFIG_VALUE_3=" + dir + "/gpg", "GIT_CONFIG_COUNT=4"});
 
   const Attempt env = attempt({"env"}, proxied());
   ASSERT_TRUE(Allowed(env));
   EXPECT_EQ(variables_of(env), with_bundle);
+  // A policy's command is pointed at the same files the same way (issue 20: the two had
+  // drifted, NODE_EXTRA_CA_CERTS and gh's and git's settings).
+  const auto variables = variables_of(env);
+  for (const auto &[name, value] : policy::egress_vars(dir)) {
+    EXPECT_NE(std::find(variables.begin(), variables.end(), name + "=" + value), variables.end())
+        << name << " differs between a proxied plugin and a policy's command";
+  }
   // The bundle is there to read, and nothing in the egress directory can be written.
   const Attempt read = attempt({"read", bundle}, proxied());
   EXPECT_TRUE(Allowed(read));

@@ -1,4 +1,4 @@
-#include <sandbox_host/host/egress/egress_dir.hpp>
+#include <sandbox_host/egress_client.hpp>
 #include <sandbox_host/host/policy/agent_env.hpp>
 #include <sandbox_host/host/shell_quote.hpp>
 
@@ -18,32 +18,8 @@ bool set(const std::function<const char *(const char *)> &getenv, std::string_vi
 }  // namespace
 
 std::map<std::string, std::string> egress_vars(const std::string &egress_dir) {
-  if (egress_dir.empty()) return {};
-  auto in_dir = [&](std::string_view name) { return egress_dir + "/" + std::string(name); };
-  const std::string bundle = in_dir(egress::kEgressBundle);
-  std::map<std::string, std::string> vars{
-      {"SSL_CERT_FILE", bundle},
-      {"GIT_SSL_CAINFO", bundle},
-      {"CURL_CA_BUNDLE", bundle},
-      {"REQUESTS_CA_BUNDLE", bundle},
-      // Node adds this to its own roots rather than replacing them.
-      {"NODE_EXTRA_CA_CERTS", in_dir(egress::kEgressCa)},
-      {"GH_CONFIG_DIR", in_dir(egress::kEgressGh)},
-  };
-  // git's settings through its environment, above every config file: GitHub's ssh remotes
-  // over https (the proxy's one way to GitHub), no credential helper handing out a token the
-  // proxy sets anyway, and commits signed out of the sandbox's reach.
-  const std::pair<std::string, std::string> git[] = {
-      {"url.https://github.com/.insteadOf", "git@github.com:"},
-      {"url.https://github.com/.insteadOf", "ssh://git@github.com/"},
-      {"credential.https://github.com.helper", ""},
-      {"gpg.program", in_dir(egress::kEgressGpg)},
-  };
-  for (size_t i = 0; i < std::size(git); ++i) {
-    vars["GIT_CONFIG_KEY_" + std::to_string(i)] = git[i].first;
-    vars["GIT_CONFIG_VALUE_" + std::to_string(i)] = git[i].second;
-  }
-  vars["GIT_CONFIG_COUNT"] = std::to_string(std::size(git));
+  std::map<std::string, std::string> vars;
+  for (auto &[name, value] : egress_client_env(egress_dir)) vars[name] = std::move(value);
   return vars;
 }
 

@@ -3,23 +3,20 @@
 // Sandboxed processes read it and never write it.
 #pragma once
 
+#include <sandbox_host/egress_client.hpp>
+
 #include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace sandbox_host::egress {
 
-// The proxy's CA certificate.
-inline constexpr std::string_view kEgressCa = "ca.pem";
-// The CA followed by the system's roots, for clients that take one file of roots (OpenSSL,
-// curl, git, Go).
-inline constexpr std::string_view kEgressBundle = "bundle.pem";
-// gh's configuration directory: a login whose token is a fixed word, since the proxy
-// replaces the header gh sends.
-inline constexpr std::string_view kEgressGh = "gh";
-// git's gpg.program in the sandbox: runs `sandbox-host sandbox gpg`, which has the broker
-// sign out of the sandbox's reach.
-inline constexpr std::string_view kEgressGpg = "gpg";
+// The directory's file names, shared with the backends that hold a proxied plugin.
+using ::sandbox_host::kEgressBundle;
+using ::sandbox_host::kEgressCa;
+using ::sandbox_host::kEgressGh;
+using ::sandbox_host::kEgressGpg;
+
 // gh's login in the sandbox, and the word it sends as its token. No secret.
 inline constexpr std::string_view kGhLogin = "clawpatrol-egress-proxy";
 
