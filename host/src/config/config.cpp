@@ -1,3 +1,4 @@
+#include <sandbox_host/egress_client.hpp>
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
@@ -1147,7 +1148,7 @@ fs::path egress_dir(const EgressConfig &egress, const char *xdg_runtime_dir) {
   if (runtime.empty() && xdg_runtime_dir != nullptr && xdg_runtime_dir[0] == '/') {
     runtime = xdg_runtime_dir;
   }
-  return runtime.empty() ? fs::path() : runtime / "clawpatrol-sandbox" / "egress";
+  return egress_dir_below(runtime.string());
 }
 
 fs::path egress_dir(const EgressConfig &egress) {

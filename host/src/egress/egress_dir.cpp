@@ -131,8 +131,7 @@ constexpr std::string_view kGhConfig =
 }  // namespace
 
 fs::path egress_dir(const fs::path &runtime_dir) {
-  if (runtime_dir.empty()) return {};
-  return runtime_dir / "clawpatrol-sandbox" / "egress";
+  return egress_dir_below(runtime_dir.string());
 }
 
 std::string gpg_program(const fs::path &exe) {

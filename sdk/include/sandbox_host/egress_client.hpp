@@ -23,6 +23,13 @@ inline constexpr std::string_view kEgressGh = "gh";
 // sign out of the sandbox's reach.
 inline constexpr std::string_view kEgressGpg = "gpg";
 
+// The egress directory below a runtime directory (seed 000's EgressDir):
+// runtime_dir/clawpatrol-sandbox/egress; empty for an empty runtime_dir.
+inline std::string egress_dir_below(const std::string &runtime_dir) {
+  if (runtime_dir.empty()) return {};
+  return runtime_dir + (runtime_dir.ends_with('/') ? "" : "/") + "clawpatrol-sandbox/egress";
+}
+
 using EnvPairs = std::vector<std::pair<std::string, std::string>>;
 
 // The variables that make clients trust the proxy and use the egress directory's files:
