@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -434,6 +436,93 @@ TEST_F(EgressProxyTest, ASlowClientHoldsNobodyUpAndIsClosedAtTheHeadTimeout) {
     ::close(fd);
   }
   EXPECT_TRUE(world_->said_containing("sent no complete request within 2 s"));
+}
+
+TEST_F(EgressProxyTest, AStopUnderAConnectionStormEndsEverySessionAtOnce) {
+  // Sessions that would block until the idle timeout, five minutes, unless the stop shuts
+  // their sockets down: each sent a request whose body never comes.
+  world_->start_proxy();
+  std::vector<int> blocked;
+  for (int i = 0; i < 20; ++i) {
+    const int fd = connect_to_proxy(world_->port());
+    ASSERT_GE(fd, 0);
+    const std::string head =
+        "POST http://plain.test/post HTTP/1.1\r\nHost: plain.test\r\nContent-Length: 100000\r\n"
+        "\r\npartial";
+    ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(head.size()));
+    blocked.push_back(fd);
+  }
+  ASSERT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions >= 20; }));
+  // Meanwhile connections come and go as fast as they can, each a whole request whose
+  // client leaves before the answer: descriptor numbers are closed and handed out again
+  // while the stop runs.
+  const std::uint16_t port = world_->port();
+  std::atomic<bool> storming{true};
+  std::atomic<int> storm_connections{0};
+  std::vector<std::jthread> storm;
+  for (int t = 0; t < 4; ++t) {
+    storm.emplace_back([&] {
+      const std::string request =
+          "GET http://plain.test/headers HTTP/1.1\r\nHost: plain.test\r\n\r\n";
+      for (int i = 0; i < 5000 && storming; ++i) {
+        const int fd = connect_to_proxy(port);
+        if (fd < 0) continue;
+        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+        ::close(fd);
+        ++storm_connections;
+      }
+    });
+  }
+  ASSERT_TRUE(test::eventually([&] { return storm_connections > 200; }));
+  const auto started = std::chrono::steady_clock::now();
+  world_->stop_proxy();
+  const auto took = std::chrono::steady_clock::now() - started;
+  storming = false;
+  storm.clear();
+  // Well inside the idle timeout: the stop waited for no session's timeout.
+  EXPECT_LT(took, 10s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                       << " ms to stop";
+  for (int fd : blocked) {
+    char byte;
+    EXPECT_LE(::recv(fd, &byte, 1, 0), 0) << "a blocked session's client still open";
+    ::close(fd);
+  }
+}
+
+TEST_F(EgressProxyTest, ASessionThatFailsAnsweringLeavesNoSocketForTheStopToShutDown) {
+  // The upstream answers garbage after the client is gone (reset, so the proxy's error
+  // answer fails too): the session ends by an exception. The proxy runs in this process,
+  // so the descriptors it closed are the next ones this test opens; a stop that still held
+  // a closed one's number would shut down whatever got it.
+  world_->start_proxy();
+  const int client = connect_to_proxy(world_->port());
+  ASSERT_GE(client, 0);
+  const std::string request =
+      "GET http://plain.test/malformed?delay=0.5 HTTP/1.1\r\nHost: plain.test\r\n\r\n";
+  ASSERT_EQ(::send(client, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  ASSERT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions == 1; }));
+  const linger reset{1, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  ::close(client);
+  ASSERT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions == 0; }, 10s));
+
+  std::vector<std::pair<int, int>> pairs(16);
+  for (auto &[ours, peer] : pairs) {
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    ours = fds[0];
+    peer = fds[1];
+  }
+  world_->stop_proxy();
+  for (const auto &[ours, peer] : pairs) {
+    char byte;
+    EXPECT_EQ(::recv(peer, &byte, 1, MSG_DONTWAIT), -1)
+        << "the stop shut down descriptor " << ours << ", which the proxy had closed";
+    ::close(ours);
+    ::close(peer);
+  }
 }
 
 TEST_F(EgressProxyTest, AnIdleTunnelIsClosed) {

@@ -6,6 +6,8 @@
 #include <sandbox_host/host/egress/tls_interception.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
 
+#include "session_sockets.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -21,11 +23,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <map>
-#include <mutex>
-#include <set>
 #include <string_view>
 #include <system_error>
 #include <thread>
@@ -137,6 +136,8 @@ void no_delay(int fd) {
 struct Handshake {
   enum class Stage { first_byte, http, socks_greeting, socks_request };
   UniqueFd fd;
+  // Once its session starts; after fd, so it leaves the stop's set before fd closes.
+  std::unique_ptr<SessionSockets::Shutdown> shutdown_on_stop;
   Peer peer;
   std::string buffer;
   Clock::time_point deadline;
@@ -197,10 +198,7 @@ struct EgressProxy::Impl {
   PeerIdentifier peers;                                  // the acceptor thread's alone
   std::atomic<std::size_t> refused{0};
 
-  std::mutex sessions_mutex;
-  std::condition_variable sessions_done;
-  std::size_t sessions = 0;
-  std::set<int> session_fds;  // shut down on stop, so blocked sessions return
+  SessionSockets sessions;
 
   std::jthread acceptor;
   // Last, so it goes first: its threads end once the destructor's wait saw no session.
@@ -247,10 +245,7 @@ EgressProxy::Impl::~Impl() {
   const std::uint64_t one = 1;
   [[maybe_unused]] const auto written = ::write(wake.get(), &one, sizeof one);
   acceptor.join();
-  std::unique_lock lock(sessions_mutex);
-  for (int fd : session_fds) ::shutdown(fd, SHUT_RDWR);
-  sessions_done.wait(lock, [&] { return sessions == 0; });
-  lock.unlock();
+  sessions.stop();
   if (!options.socket.empty()) ::unlink(options.socket.c_str());
 }
 
@@ -423,37 +418,32 @@ void EgressProxy::Impl::refuse_busy(const Handshake &handshake, const std::strin
 }
 
 void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
-  {
-    std::lock_guard lock(sessions_mutex);
-    if (sessions >= options.max_sessions) {
-      refuse_busy(*handshake, std::to_string(sessions) + " connections already");
-      return;
-    }
-    ++sessions;
-    session_fds.insert(handshake->fd.get());
+  auto ticket = sessions.admit(options.max_sessions);
+  if (!ticket) {
+    refuse_busy(*handshake, std::to_string(sessions.count()) + " connections already");
+    return;
   }
-  const int fd = handshake->fd.get();
-  auto finished = [this, fd] {
-    std::lock_guard lock(sessions_mutex);
-    session_fds.erase(fd);
-    --sessions;
-    sessions_done.notify_all();
+  handshake->shutdown_on_stop =
+      std::make_unique<SessionSockets::Shutdown>(sessions, handshake->fd.get());
+  // The handshake after the ticket, so it goes first: the connection is closed before the
+  // count says it is gone.
+  struct Running {
+    std::unique_ptr<SessionSockets::Ticket> ticket;
+    std::unique_ptr<Handshake> handshake;
   };
-  auto held = std::make_shared<std::unique_ptr<Handshake>>(std::move(handshake));
-  const bool started = pool.run([this, held, finished] {
+  auto running = std::make_shared<Running>(Running{std::move(ticket), std::move(handshake)});
+  const bool started = pool.run([this, running] {
     try {
-      session(**held);
+      session(*running->handshake);
     } catch (const std::exception &e) {
-      if (options.say) options.say("egress: " + (*held)->peer.describe() + ": " + e.what());
+      if (options.say) {
+        options.say("egress: " + running->handshake->peer.describe() + ": " + e.what());
+      }
     }
-    held->reset();  // closes the connection before the count says it is gone
-    finished();
+    running->handshake.reset();
+    running->ticket.reset();
   });
-  if (!started) {
-    refuse_busy(**held, "no thread for the connection");
-    held->reset();
-    finished();
-  }
+  if (!started) refuse_busy(*running->handshake, "no thread for the connection");
 }
 
 void EgressProxy::Impl::session(Handshake &handshake) {
@@ -592,10 +582,7 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
                                     "sandbox-host egress: " + target + ": " + upstream.refusal));
     return;
   }
-  {
-    std::lock_guard lock(sessions_mutex);
-    session_fds.insert(upstream.fd.get());
-  }
+  const SessionSockets::Shutdown upstream_on_stop(sessions, upstream.fd.get());
   log(handshake.peer, target, "forwarded ", head.method);
   SocketStream server(upstream.fd.get(), options.idle_timeout, "the upstream");
   // The Host is the target's, whatever the client wrote (RFC 9112 3.2.2).
@@ -623,8 +610,6 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
       client.write_all(proxy_response(502, std::string("sandbox-host egress: ") + e.what()));
     }
   }
-  std::lock_guard lock(sessions_mutex);
-  session_fds.erase(upstream.fd.get());
 }
 
 void EgressProxy::Impl::socks_session(Handshake &handshake) {
@@ -657,22 +642,14 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
       return;
     }
     log(handshake.peer, target, entry, ", TLS terminated (an inject host)");
-    {
-      std::lock_guard lock(sessions_mutex);
-      session_fds.insert(upstream.get());
-    }
+    const SessionSockets::Shutdown upstream_on_stop(sessions, upstream.get());
     InterceptedSession session{handshake.fd.get(), upstream.get(), normalize_host_name(host), port,
                                handshake.peer.describe()};
     interceptor->serve(session, options.allow, options.token, options.idle_timeout, options.say);
-    std::lock_guard lock(sessions_mutex);
-    session_fds.erase(upstream.get());
     return;
   }
-  {
-    // The relay owns the connection from here; a stop no longer shuts it down by number.
-    std::lock_guard lock(sessions_mutex);
-    session_fds.erase(handshake.fd.get());
-  }
+  // The relay owns the connection from here, and ends its tunnels itself on a stop.
+  handshake.shutdown_on_stop.reset();
   log(handshake.peer, target, entry, " tunnel");
   relay.add(std::move(handshake.fd), std::move(upstream), std::move(to_upstream),
             handshake.peer.describe() + " -> " + target);
@@ -693,8 +670,7 @@ EgressProxy::Counts EgressProxy::counts() const {
   Counts counts;
   counts.tunnels = impl_->relay.active();
   counts.refused = impl_->refused.load();
-  std::lock_guard lock(impl_->sessions_mutex);
-  counts.sessions = impl_->sessions;
+  counts.sessions = impl_->sessions.count();
   return counts;
 }
 
