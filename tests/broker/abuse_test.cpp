@@ -105,17 +105,24 @@ class BrokerAbuseAs : public testing::TestWithParam<unsigned> {};
 
 TEST_P(BrokerAbuseAs, DirectoriesNamedLikeRequestsAreRefusedOnceAndGone) {
   ServedBroker broker(setup_for(GetParam()));
+  // Each made and owned beside the spool, then renamed in: the broker scans the spool all
+  // the while, and may take a directory away before a chown made in place could reach it.
+  const fs::path staging = broker.root() / "staging";
+  fs::create_directory(staging);
+  auto place = [&](const std::string &name, bool with_file) {
+    const fs::path made = staging / name;
+    fs::create_directory(made);
+    if (with_file) {
+      std::ofstream(made / "inside").put('x');
+      own(made / "inside", GetParam());
+    }
+    own(made, GetParam());
+    fs::rename(made, broker.spool() / name);
+  };
   constexpr int kDirectories = 200;
-  for (int i = 0; i < kDirectories; ++i) {
-    const fs::path dir = broker.spool() / ("abc" + std::to_string(1000 + i) + ".request");
-    fs::create_directory(dir);
-    own(dir, GetParam());
-  }
-  const fs::path full = broker.spool() / "fee1.request";
-  fs::create_directory(full);
-  std::ofstream(full / "inside").put('x');
-  own(full, GetParam());
-  own(full / "inside", GetParam());
+  for (int i = 0; i < kDirectories; ++i)
+    place("abc" + std::to_string(1000 + i) + ".request", false);
+  place("fee1.request", true);
   // Each directory is audited once (bounded wait: the machine may be busy) ...
   const std::size_t expected = kDirectories + 1;
   const auto deadline = Clock::now() + 20s;
