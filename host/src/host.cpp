@@ -7,6 +7,8 @@
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -98,10 +100,9 @@ Availability Host::probe_uncached(const std::optional<std::string> &forced) cons
   if (forced) {
     const auto &enabled = config_.backends_enabled;
     if (std::find(enabled.begin(), enabled.end(), *forced) == enabled.end()) {
-      std::string names;
-      for (const auto &name : enabled) names += (names.empty() ? "" : ", ") + name;
-      throw ProbeError(std::string(kEnvBackend) + "=" + *forced +
-                       ": no such backend enabled; enabled backends: " + names);
+      throw ProbeError(
+          std::string(kEnvBackend) + "=" + *forced +
+          ": no such backend enabled; enabled backends: " + boost::algorithm::join(enabled, ", "));
     }
     BackendStatus status = status_of(*forced);
     if (!status.available) {
@@ -200,12 +201,10 @@ std::string Host::mode_for(const std::string &plugin_name,
   if (*named == kModeOff) return *named;
   const auto &enabled = config_.backends_enabled;
   if (std::find(enabled.begin(), enabled.end(), *named) == enabled.end()) {
-    std::string names;
-    for (const auto &name : enabled) names += (names.empty() ? "" : ", ") + name;
     throw ProbeError(
         "backend \"" + *named + "\" is not enabled in " +
         (config_.source.empty() ? std::string("the built-in defaults") : config_.source) +
-        "; enabled backends: " + names + ", and off");
+        "; enabled backends: " + boost::algorithm::join(enabled, ", ") + ", and off");
   }
   BackendStatus status = configured_status(*named);
   if (!status.available) {

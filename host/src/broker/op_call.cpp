@@ -3,6 +3,9 @@
 #include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/strings.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/map.hpp>
+
 #include <fcntl.h>
 
 #include <system_error>
@@ -152,9 +155,8 @@ class Call {
 };
 
 std::string operation_names(const Operations &operations) {
-  std::string names;
-  for (const auto &[name, op] : operations) names += (names.empty() ? "" : ", ") + name;
-  return names.empty() ? "none enabled" : names;
+  if (operations.empty()) return "none enabled";
+  return boost::algorithm::join(operations | boost::adaptors::map_keys, ", ");
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/host/broker/spool_request.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -15,9 +18,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string pid_list(const std::vector<pid_t> &pids) {
-  std::string text;
-  for (pid_t pid : pids) text += (text.empty() ? "" : ", ") + std::to_string(pid);
-  return text;
+  return boost::algorithm::join(
+      pids | boost::adaptors::transformed([](pid_t pid) { return std::to_string(pid); }), ", ");
 }
 
 // The reply FIFO as a conversation; the requester is gone once no process holds the

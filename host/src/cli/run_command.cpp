@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include <boost/algorithm/string/join.hpp>
+
 #include <sandbox_host/host/egress/host_allow_list.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
@@ -125,8 +127,7 @@ void require_proxy_within_domains(const policy::Policy &agent, const EgressConfi
     }
   }
   if (wider.empty()) return;
-  std::string list;
-  for (const auto &host : wider) list += (list.empty() ? "" : ", ") + host;
+  const std::string list = boost::algorithm::join(wider, ", ");
   throw std::runtime_error(
       "the egress proxy of " +
       (config_source.empty() ? std::string("the built-in defaults") : config_source) + " allows " +

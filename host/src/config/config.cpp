@@ -3,6 +3,8 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include "toml_type_name.hpp"
 
 #include <toml++/toml.h>
@@ -196,9 +198,7 @@ std::string key_part(std::string_view key) {
 }
 
 std::string join(const std::vector<std::string> &items) {
-  std::string out;
-  for (const auto &item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
+  return boost::algorithm::join(items, ", ");
 }
 
 // Reads one file; every error names the file, the line, the dotted key and what is allowed.

@@ -2,6 +2,9 @@
 // addresses, the special-purpose ranges, and one checked resolution per connection.
 #include <sandbox_host/host/egress/destination.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include <sandbox_host/host/egress/host_allow_list.hpp>
 
 #include <netdb.h>
@@ -65,9 +68,10 @@ std::vector<IpAddress> resolve(const std::string &name, std::string &error) {
 }
 
 std::string listed(const std::vector<IpAddress> &addresses) {
-  std::string text;
-  for (const auto &address : addresses) text += (text.empty() ? "" : ", ") + address.to_string();
-  return text;
+  return boost::algorithm::join(
+      addresses | boost::adaptors::transformed(
+                      [](const IpAddress &address) { return address.to_string(); }),
+      ", ");
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 // per parent domain for the wildcard entries.
 #include <sandbox_host/host/egress/host_allow_list.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include <sandbox_host/host/egress/ip_address.hpp>
 
 #include <idn2.h>
@@ -157,9 +160,9 @@ Host normalize_host(std::string_view host) {
 }
 
 std::string describe(const std::vector<std::uint16_t> &ports) {
-  std::string text;
-  for (auto port : ports) text += (text.empty() ? "" : ", ") + std::to_string(port);
-  return text;
+  return boost::algorithm::join(
+      ports | boost::adaptors::transformed([](std::uint16_t port) { return std::to_string(port); }),
+      ", ");
 }
 
 [[noreturn]] void bad_entry(std::size_t index, std::string_view entry, const std::string &problem) {

@@ -2,6 +2,9 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+#include <boost/range/adaptor/transformed.hpp>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -91,11 +94,10 @@ std::vector<std::string> plugin_env(const PluginEnvRequest &request,
 }
 
 std::string env_names(const std::vector<std::string> &entries) {
-  std::string names;
-  for (const auto &entry : entries) {
-    names += (names.empty() ? "" : ", ") + std::string(name_of(entry));
-  }
-  return names;
+  return boost::algorithm::join(
+      entries | boost::adaptors::transformed(
+                    [](const std::string &entry) { return std::string(name_of(entry)); }),
+      ", ");
 }
 
 }  // namespace sandbox_host

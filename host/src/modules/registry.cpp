@@ -1,6 +1,8 @@
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/registry.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+
 namespace sandbox_host {
 namespace fs = std::filesystem;
 
@@ -10,15 +12,16 @@ Registry::Registry(std::vector<fs::path> module_dirs,
 
 fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
   const std::string file = module_file_name(kind, name);
-  std::string searched;
+  std::vector<std::string> searched;
   for (const auto &dir : dirs_) {
     std::error_code ec;
     fs::path candidate = dir / file;
     if (fs::exists(candidate, ec)) return candidate;
-    searched += (searched.empty() ? "" : ", ") + dir.string();
+    searched.push_back(dir.string());
   }
   throw ModuleNotFound(file, "not installed (module directories: " +
-                                 (searched.empty() ? std::string("none configured") : searched) +
+                                 (searched.empty() ? std::string("none configured")
+                                                   : boost::algorithm::join(searched, ", ")) +
                                  ")");
 }
 

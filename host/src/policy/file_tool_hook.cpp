@@ -6,6 +6,8 @@
 #include <sandbox_host/host/policy/path_access.hpp>
 #include <sandbox_host/host/policy/policy_view.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -177,8 +179,7 @@ HookAnswer decide_bash(const Policy &policy, const std::string &cwd) {
       }
     }
     if (access == PathAccess::write) return {};
-    std::string inside;
-    for (const auto &path : policy.write) inside += (inside.empty() ? "" : ", ") + path;
+    const std::string inside = boost::algorithm::join(policy.write, ", ");
     const std::string where = resolved == cwd ? cwd : cwd + " (" + resolved + ")";
     return deny(
         "Bash: this session runs in " + where +

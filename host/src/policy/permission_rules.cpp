@@ -1,5 +1,7 @@
 #include <sandbox_host/host/policy/permission_rules.hpp>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include <string_view>
 
 namespace sandbox_host::policy {
@@ -50,9 +52,7 @@ constexpr std::string_view kHarnessConfig[] = {
     "skills",        "output-styles",       "plugins",   "rules",    "hooks"};
 
 std::string joined(const std::vector<std::string> &items) {
-  std::string out;
-  for (const auto &item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
+  return boost::algorithm::join(items, ", ");
 }
 
 class Rules {
