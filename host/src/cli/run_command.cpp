@@ -81,51 +81,13 @@ Child launch_prepared(SandboxPool &pool, const std::string &mode, const Spec &sp
   return pool.launch(spec, {}, plugin_env);
 }
 
-// An allow entry's or a domain's host, normalised as the proxy compares it: ports cut
-// ("name:443,8443", "[::1]:8443"), "*." kept as the wildcard prefix.
-std::string allowed_host(const std::string &entry) {
-  std::string host = entry;
-  if (host.starts_with('[')) {
-    host = host.substr(1, host.find(']') - 1);
-  } else if (const size_t colon = host.rfind(':');
-             colon != std::string::npos && host.find(':') == colon) {
-    host.resize(colon);
-  }
-  if (host.starts_with("*.")) return "*." + egress::normalize_host_name(host.substr(2));
-  return egress::normalize_host_name(host);
-}
-
-bool is_subdomain(const std::string &name, const std::string &of) {
-  return name.size() > of.size() && name.ends_with(of) && name[name.size() - of.size() - 1] == '.';
-}
-
-// Whether domain covers the proxy's host (a name, or "*." and a name): the same name, or a
-// "*.d" domain over a name or wildcard below d (a "*.d" entry needs the "*.d" domain). A
-// domain carries no port, so each port of a covered host is within it.
-bool covers(const std::string &domain, const std::string &host) {
-  if (domain == host) return true;
-  if (!domain.starts_with("*.")) return false;
-  const std::string parent = domain.substr(2);
-  const std::string name = host.starts_with("*.") ? host.substr(2) : host;
-  return is_subdomain(name, parent) || (host.starts_with("*.") && name == parent);
-}
-
 // Under a policy, the egress proxy is what holds commands to its domains: a proxy that lets
 // through a host the policy does not list would widen it. Entries are read as the proxy
-// reads them (the allow list is parsed first, so an entry it refuses is named by it).
+// reads them.
 void require_proxy_within_domains(const policy::Policy &agent, const EgressConfig &egress,
                                   const std::string &config_source) {
-  egress::HostAllowList::parse(egress.allow);
-  std::vector<std::string> domains;
-  for (const auto &domain : agent.domains) domains.push_back(allowed_host(domain));
-  std::vector<std::string> wider;
-  for (const auto &entry : egress.allow) {
-    const std::string host = allowed_host(entry);
-    if (std::none_of(domains.begin(), domains.end(),
-                     [&](const std::string &domain) { return covers(domain, host); })) {
-      wider.push_back(entry);
-    }
-  }
+  const std::vector<std::string> wider =
+      egress::HostAllowList::outside(egress.allow, agent.domains);
   if (wider.empty()) return;
   const std::string list = boost::algorithm::join(wider, ", ");
   throw std::runtime_error(

@@ -256,6 +256,31 @@ std::string normalize_host_name(std::string_view host) {
   return normalize_host(host).text;
 }
 
+std::vector<std::string> HostAllowList::outside(const std::vector<std::string> &entries,
+                                                const std::vector<std::string> &domains) {
+  std::vector<ParsedEntry> within;
+  for (const auto &domain : domains) {
+    const bool wildcard = domain.starts_with("*.");
+    within.push_back({normalize_host_name(wildcard ? domain.substr(2) : domain), wildcard, {}});
+  }
+  auto covers = [](const ParsedEntry &domain, const ParsedEntry &entry) {
+    if (!domain.wildcard) return !entry.wildcard && entry.host == domain.host;
+    const std::string &name = entry.host;
+    const bool below = name.size() > domain.host.size() && name.ends_with(domain.host) &&
+                       name[name.size() - domain.host.size() - 1] == '.';
+    return below || (entry.wildcard && name == domain.host);
+  };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const ParsedEntry entry = parse_entry(i, entries[i]);
+    if (std::none_of(within.begin(), within.end(),
+                     [&](const ParsedEntry &domain) { return covers(domain, entry); })) {
+      out.push_back(entries[i]);
+    }
+  }
+  return out;
+}
+
 HostAllowList HostAllowList::parse(const std::vector<std::string> &entries) {
   HostAllowList list;
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <boost/algorithm/string/join.hpp>
 
+#include <algorithm>
 #include <string_view>
 
 namespace sandbox_host::policy {
@@ -55,56 +56,47 @@ std::string joined(const std::vector<std::string> &items) {
   return boost::algorithm::join(items, ", ");
 }
 
-class Rules {
- public:
-  explicit Rules(HooklessRules &out) : out_(out) {}
-
-  // tools ("Read", "Edit") denied at and below path, or the reason it is not.
-  void deny(const std::vector<std::string_view> &tools, const std::string &entry,
-            const std::string &path, const std::vector<std::string> &inside) {
-    std::string what;
-    for (const auto tool : tools) what += (what.empty() ? "" : " and ") + std::string(tool);
-    if (!inside.empty()) {
-      out_.unheld.push_back(what + " below " + entry + " " + path +
-                            ": the policy re-allows paths inside it (" + joined(inside) +
-                            "), and a managed deny rule would win over them");
-      return;
-    }
-    if (path.find_first_of("*?[]{}()\\!") != std::string::npos) {
-      out_.unheld.push_back(what + " below " + entry + " " + path +
-                            ": the path holds a character the rules read as a pattern");
-      return;
-    }
-    for (const auto tool : tools) {
-      for (const auto &pattern : {"/" + path, "/" + path + "/**"}) {
-        const std::string rule = std::string(tool) + "(" + pattern + ")";
-        bool seen = false;
-        for (const auto &existing : out_.deny) seen = seen || existing == rule;
-        if (!seen) out_.deny.push_back(rule);
+// tools ("Read", "Edit") denied at and below path, or the reason they are not.
+void deny(HooklessRules &out, const std::vector<std::string_view> &tools, const std::string &entry,
+          const std::string &path, const std::vector<std::string> &inside) {
+  std::string what;
+  for (const auto tool : tools) what += (what.empty() ? "" : " and ") + std::string(tool);
+  if (!inside.empty()) {
+    out.unheld.push_back(what + " below " + entry + " " + path +
+                         ": the policy re-allows paths inside it (" + joined(inside) +
+                         "), and a managed deny rule would win over them");
+    return;
+  }
+  if (path.find_first_of("*?[]{}()\\!") != std::string::npos) {
+    out.unheld.push_back(what + " below " + entry + " " + path +
+                         ": the path holds a character the rules read as a pattern");
+    return;
+  }
+  for (const auto tool : tools) {
+    for (const auto &pattern : {"/" + path, "/" + path + "/**"}) {
+      const std::string rule = std::string(tool) + "(" + pattern + ")";
+      if (std::find(out.deny.begin(), out.deny.end(), rule) == out.deny.end()) {
+        out.deny.push_back(rule);
       }
     }
   }
-
- private:
-  HooklessRules &out_;
-};
+}
 
 }  // namespace
 
 HooklessRules hookless_rules(const Policy &policy) {
   HooklessRules out;
-  Rules rules(out);
   for (size_t i = 0; i < policy.deny.size(); ++i) {
-    rules.deny({"Read", "Edit"}, "deny[" + std::to_string(i) + "]", policy.deny[i], {});
+    deny(out, {"Read", "Edit"}, "deny[" + std::to_string(i) + "]", policy.deny[i], {});
   }
-  rules.deny({"Read", "Edit"}, "home", policy.home, reallowed_inside(policy, policy.home, true));
+  deny(out, {"Read", "Edit"}, "home", policy.home, reallowed_inside(policy, policy.home, true));
   if (!policy.runtime.empty()) {
-    rules.deny({"Read", "Edit"}, "runtime", policy.runtime,
-               reallowed_inside(policy, policy.runtime, true));
+    deny(out, {"Read", "Edit"}, "runtime", policy.runtime,
+         reallowed_inside(policy, policy.runtime, true));
   }
   if (!policy.harness.empty()) {
     const auto inside = reallowed_inside(policy, policy.harness, false);
-    rules.deny({"Edit"}, "harness", policy.harness, inside);
+    deny(out, {"Edit"}, "harness", policy.harness, inside);
     if (!inside.empty()) {
       // The harness's own config entries at least, and its global config file beside it
       // (~/.claude.json holds MCP servers): a file tool writing one steers every later
@@ -115,7 +107,7 @@ HooklessRules hookless_rules(const Policy &policy) {
       config.push_back(policy.harness + ".json");
       for (const auto &path : config) {
         // write never re-allows inside the harness, which holds inside every allow.
-        rules.deny({"Edit"}, "harness config", path, reallowed_inside(policy, path, false));
+        deny(out, {"Edit"}, "harness config", path, reallowed_inside(policy, path, false));
       }
     }
   }

@@ -357,5 +357,18 @@ TEST(HostAllowList, TakesTheWidestValidEntries) {
             "(accepted)");
 }
 
+TEST(HostAllowListOutside, NamesTheEntriesNoDomainCoversInTheirOrder) {
+  const std::vector<std::string> domains{"github.com", "*.npmjs.org", "Bücher.example"};
+  EXPECT_EQ(HostAllowList::outside({"github.com:443", "GitHub.com.", "registry.npmjs.org:443,8443",
+                                    "*.cdn.npmjs.org", "*.npmjs.org", "xn--bcher-kva.example"},
+                                   domains),
+            std::vector<std::string>{});
+  EXPECT_EQ(
+      HostAllowList::outside({"*.github.com", "api.github.com", "npmjs.org:443", "127.0.0.1"},
+                             domains),
+      (std::vector<std::string>{"*.github.com", "api.github.com", "npmjs.org:443", "127.0.0.1"}));
+  EXPECT_THROW(HostAllowList::outside({"*"}, domains), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace sandbox_host::egress

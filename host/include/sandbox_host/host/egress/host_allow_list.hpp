@@ -39,6 +39,13 @@ class HostAllowList {
   // alone, "*foo.com", "foo.*.com", bad port, port 0, a label too long ...).
   static HostAllowList parse(const std::vector<std::string> &entries);
 
+  // The entries, as written and in their order, that allow a host no domain covers: a
+  // name covers itself; "*.d" covers every name and "*." entry below d, and "*.d" itself,
+  // never d. Ports do not matter: domains carry none. Throws as parse does for a bad
+  // entry, and as normalize_host_name does for a bad domain.
+  static std::vector<std::string> outside(const std::vector<std::string> &entries,
+                                          const std::vector<std::string> &domains);
+
   // host as the client wrote it (name or IP literal, any spelling); normalised first. A
   // host that is no valid name is refused, the rule saying what is wrong with it.
   AllowDecision decide(std::string_view host, std::uint16_t port) const;
