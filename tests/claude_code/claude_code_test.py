@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The agent policy around real Claude Code sessions: the pinned CLI from npm (setup.sh
 installs it), driven by a scripted Messages API on loopback, one tool call per session, as
-nobody, with the policy's drop-in installed in /etc/claude-code the way an operator installs
-it. Each case reads the tool_result Claude Code sent back and the host's files afterwards.
+a uid of its own, with the policy's drop-in installed in /etc/claude-code the way an operator
+installs it. Each case reads the tool_result Claude Code sent back and the host's files afterwards.
 Sessions run two ways: under the drop-in alone (Claude Code's sandbox and the hook), and
 under `sandbox-host run --policy --harness` (the project's backends around the whole
 session). A real `sandbox-host egress` holds the network of both; curl's origin is a server
@@ -15,6 +15,7 @@ Exit 77 (skipped, with the reason) where the CLI, root or bubblewrap is missing.
 import argparse
 import json
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -29,7 +30,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_messages_api import FakeMessagesApi  # noqa: E402
 
-NOBODY = 65534
+
+
+def unused_uid():
+    """A uid no account names and no process runs as. Under Landlock the session's RLIMIT_NPROC
+    counts every process of its uid on the host, so sharing nobody with the suite's other
+    tests (two hundred launches at once, as nobody) could leave node no thread to start, and
+    it aborts."""
+    running = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            running.add(entry.stat().st_uid if entry.name.isdigit() else None)
+        except OSError:
+            pass
+    for uid in range(61000, 62000):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            if uid not in running:
+                return uid
+    raise RuntimeError("no unused uid in 61000-61999")
+
+
+SESSION_UID = unused_uid()
 CLAUDE_VERSION = "2.1.197"
 DEFAULT_CLAUDE = f"/opt/sandbox-host-test/claude-code-{CLAUDE_VERSION}/claude"
 MANAGED = Path("/etc/claude-code")
@@ -46,7 +69,7 @@ ARGS = None
 
 def skip_reason():
     if os.geteuid() != 0:
-        return "needs root: it installs the policy's drop-in in /etc/claude-code and runs as nobody"
+        return "needs root: it installs the policy's drop-in in /etc/claude-code and runs as a uid of its own"
     if not os.access(ARGS.claude, os.X_OK):
         return (f"Claude Code {CLAUDE_VERSION} is not installed at {ARGS.claude} "
                 "(scripts/setup.sh installs it from npm; the registry may have been unreachable)")
@@ -59,8 +82,8 @@ def skip_reason():
 
 
 class Machine:
-    """A home for user nobody with a project, a secret and a directory outside the policy;
-    a copy of sandbox-host nobody can run (the drop-in's hook); the policy over them."""
+    """A home for the session's uid with a project, a secret and a directory outside the policy;
+    a copy of sandbox-host that uid can run (the drop-in's hook); the policy over them."""
 
     def __init__(self):
         self.root = Path(tempfile.mkdtemp(prefix="sandbox-host-claude-"))
@@ -76,7 +99,7 @@ class Machine:
         (self.project / "notes.txt").write_text("project notes\n")
         (self.other / "private.txt").write_text(SECRET + " in other\n")
         for path in [self.home.parent, *self.home.rglob("*"), self.home]:
-            os.chown(path, NOBODY, NOBODY)
+            os.chown(path, SESSION_UID, SESSION_UID)
         self.harness = self.home / ".claude"
         self.egress = Egress(self.root / "egress", self.exe)
         tool_write = ", ".join(f'"{self.harness / name}"' for name in HARNESS_STATE)
@@ -113,13 +136,13 @@ class Machine:
 
 
 class Egress:
-    """A real `sandbox-host egress` on loopback, as nobody (it serves its own user alone),
+    """A real `sandbox-host egress` on loopback, as the session's uid (it serves its own user alone),
     that allows ALLOWED_HOST alone, both names resolved by the proxy to an origin server on
     127.0.0.1 (allow_addresses lets the proxy dial loopback, which it refuses by default)."""
 
     def __init__(self, root, exe):
         root.mkdir()
-        os.chown(root, NOBODY, NOBODY)
+        os.chown(root, SESSION_UID, SESSION_UID)
         # The scripted API's port, the same for every session, so that the allow list can
         # name it: sessions held by `run --policy` reach the API through this proxy.
         with socket.socket() as probe:
@@ -152,7 +175,7 @@ class Egress:
         self.log = root / "egress.log"
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
-                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+                ["setpriv", f"--reuid={SESSION_UID}", f"--regid={SESSION_UID}", "--clear-groups", "--",
                  str(exe), "egress", "--config", str(config)], stderr=log)
         self.port = self._listening_port()
 
@@ -228,7 +251,7 @@ class Session:
                         held += ["--env", name]
                 held.append("--")
             self.process = subprocess.run(
-                ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
+                ["setpriv", f"--reuid={SESSION_UID}", f"--regid={SESSION_UID}", "--clear-groups", "--",
                  *held, ARGS.claude, "-p", "go", "--output-format", "json", *args],
                 cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
         finally:
@@ -376,7 +399,7 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
         for made in ("commands", "agents"):
             (self.machine.home / ".claude" / made).mkdir(parents=True, exist_ok=True)
             for path in (self.machine.home / ".claude", self.machine.home / ".claude" / made):
-                os.chown(path, NOBODY, NOBODY)
+                os.chown(path, SESSION_UID, SESSION_UID)
         for args, env in ((("--bare",), None), ((), {"CLAUDE_CODE_SIMPLE": "1"})):
             with self.subTest(args=args, env=env):
                 session = self.session(
@@ -499,7 +522,7 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
         user_settings.write_text(json.dumps({"sandbox": {"enabled": False},
                                              "disableAllHooks": True}))
         for path in (user_settings.parent, user_settings):
-            os.chown(path, NOBODY, NOBODY)
+            os.chown(path, SESSION_UID, SESSION_UID)
         try:
             session = self.session("Read", {"file_path": str(self.machine.home / ".ssh" / "id_rsa")},
                                    args=("--dangerously-skip-permissions",))
