@@ -82,7 +82,7 @@ std::string describe(const Config &c) {
          '\n';
   if (c.egress) {
     const EgressConfig &e = *c.egress;
-    out += e.listen ? e.listen->address + ':' + std::to_string(e.listen->port) : "-";
+    out += e.listen ? e.listen->to_string() : "-";
     out += e.socket.string() + joined(e.allow) + joined(e.allow_addresses) + joined(e.inject);
     for (const auto &[host, addresses] : e.resolve) out += host + '=' + joined(addresses);
     out += joined(e.token_command);

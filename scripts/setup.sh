@@ -14,6 +14,7 @@ packages=(
   gpg gpg-agent             # sign: the host's gpg and agent; tests make a throwaway key
   dbus-daemon python3-dbusmock  # tests: a private bus with a mock of systemd
   curl git                  # real clients of the egress proxy in tests
+  squid                     # tests/egress: the parent proxy [egress.parent] dials through
   ripgrep                   # tests: the engine of Claude Code's Glob, checked against the hook
   socat                     # tests/claude_code: Claude Code's own sandbox relays its network with it
   libcap-ng-dev
@@ -54,6 +55,11 @@ if ((${#missing[@]})); then
   # stand-in upstream needs on its loopback address. Only the one this install started goes.
   if [[ " ${missing[*]} " == *" nginx "* ]] && pgrep -x nginx >/dev/null 2>&1; then
     nginx -s quit 2>/dev/null || pkill -x nginx || true
+  fi
+  # squid's package starts the system's squid on port 3128 where it can; the tests start
+  # their own with a config of their own.
+  if [[ " ${missing[*]} " == *" squid "* ]] && pgrep -x squid >/dev/null 2>&1; then
+    squid -k shutdown 2>/dev/null || pkill -x squid || true
   fi
 fi
 

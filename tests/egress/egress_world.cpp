@@ -113,7 +113,7 @@ EgressWorld::~EgressWorld() {
 void EgressWorld::start_proxy(const std::function<void(egress::EgressOptions &)> &adjust) {
   using namespace egress;
   EgressOptions options;
-  options.listen = "127.0.0.1:0";
+  options.listen = egress::LoopbackEndpoint::parse("127.0.0.1:0");
   options.socket = socket();
   options.allow = HostAllowList::parse({"plain.test", "github.com", "api.github.com", "other.test",
                                         "loopy.test", "127.0.0.1", "127.0.0.2"});

@@ -143,7 +143,7 @@ class SameUserTest : public ::testing::Test {
   void SetUp() override {
     upstream_ = std::make_unique<CountingUpstream>();
     egress::EgressOptions options;
-    options.listen = "127.0.0.1:0";
+    options.listen = egress::LoopbackEndpoint::parse("127.0.0.1:0");
     const std::string target =
         std::string(CountingUpstream::kAddress) + ":" + std::to_string(upstream_->port());
     options.allow = egress::HostAllowList::parse({target});

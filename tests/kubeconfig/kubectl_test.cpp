@@ -190,7 +190,7 @@ class KubectlInAProxiedSandbox : public ::testing::TestWithParam<unsigned> {
   void start_proxy(const std::vector<std::string> &allow) {
     proxy_.reset();
     egress::EgressOptions options;
-    options.listen = "127.0.0.1:0";
+    options.listen = egress::LoopbackEndpoint::parse("127.0.0.1:0");
     options.socket = socket();
     options.allow = egress::HostAllowList::parse(allow);
     options.addresses = egress::AddressPolicy::parse({"127.0.0.1/32"});

@@ -629,7 +629,7 @@ const std::string kEgressKeys =
     "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
     "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
     "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
-    "max_tunnels, ca_validity_days, leaf_validity_hours";
+    "max_tunnels, ca_validity_days, leaf_validity_hours, parent";
 
 TEST(EgressConfig, AbsentUnlessTheFileHasTheTable) {
   EXPECT_FALSE(default_config().egress.has_value());
@@ -644,7 +644,7 @@ TEST(EgressConfig, AnEmptyTableHasEveryDefault) {
   ASSERT_TRUE(config.egress.has_value());
   const EgressConfig &egress = *config.egress;
   ASSERT_TRUE(egress.listen.has_value());
-  EXPECT_EQ(egress.listen->address, "127.0.0.1");
+  EXPECT_EQ(egress.listen->address.to_string(), "127.0.0.1");
   EXPECT_EQ(egress.listen->port, 3128);
   EXPECT_EQ(egress.socket, "/srv/sh/egress.sock");
   EXPECT_TRUE(egress.allow.empty());
@@ -700,7 +700,7 @@ leaf_validity_hours = 48
                 "config.toml");
   const EgressConfig egress = *load_config(file.path()).egress;
   ASSERT_TRUE(egress.listen.has_value());
-  EXPECT_EQ(egress.listen->address, "::1");
+  EXPECT_EQ(egress.listen->address.to_string(), "::1");
   EXPECT_EQ(egress.listen->port, 0);
   EXPECT_EQ(egress.socket, "/run/sh/egress.sock");
   EXPECT_EQ(egress.allow, (Strings{"github.com", "*.githubusercontent.com", "example.test:8443"}));
@@ -773,7 +773,7 @@ TEST(EgressConfig, ListenMustBeALoopbackAddressAndPort) {
   TempFile other("[egress]\nlisten = \"127.8.9.10:65535\"\n", "config.toml");
   const auto listen = load_config(other.path()).egress->listen;
   ASSERT_TRUE(listen.has_value());
-  EXPECT_EQ(listen->address, "127.8.9.10");
+  EXPECT_EQ(listen->address.to_string(), "127.8.9.10");
   EXPECT_EQ(listen->port, 65535);
 }
 
@@ -809,14 +809,48 @@ TEST(EgressConfig, PathsMustBeAbsoluteAndTheSocketFitAnAddress) {
 TEST(EgressConfig, HostsAddressesAndResolveEntriesAreChecked) {
   EXPECT_EQ(error_of("[egress]\nallow = [\n  \"github.com\",\n  \"\",\n]\n"),
             ":4: egress.allow[1]: is empty; allowed: host names or *.domain patterns");
-  for (const std::string bad :
-       {"10.0.0.0/33", "::1/129", "github.com", "10.0.0.0/", "10.0.0/8", "127.0.0.1/-1", ""}) {
-    EXPECT_EQ(error_of("[egress]\nallow_addresses = [\"" + bad + "\"]\n"),
-              ":2: egress.allow_addresses: \"" + bad +
-                  "\" is not an IP address or CIDR (like \"127.0.0.1\", \"10.0.0.0/8\" or "
-                  "\"::1\")")
+  // The proxy's own parsers read each entry, and the error names it at its line.
+  const std::vector<std::pair<std::string, std::string>> bad_blocks{
+      {"10.0.0.0/33", "prefix length \"33\" is not a number from 0 to 32"},
+      {"::1/129", "prefix length \"129\" is not a number from 0 to 128"},
+      {"github.com", "\"github.com\" is not an IP address"},
+      {"10.0.0.0/", "prefix length \"\" is not a number from 0 to 32"},
+      {"127.0.0.1/-1", "prefix length \"-1\" is not a number from 0 to 32"},
+      {"", "is empty"},
+      {"fe80::1%eth0/64", "a zone id has no place in an address block"},
+      // Accepted by the config's own check once, refused by the proxy at start-up.
+      {"10.0.0.1/8", "has bits set past the prefix length; the block is 10.0.0.0/8"},
+  };
+  for (const auto &[bad, problem] : bad_blocks) {
+    EXPECT_EQ(error_of("[egress]\nallow_addresses = [\n  \"127.0.0.1\",\n  \"" + bad + "\",\n]\n"),
+              ":4: egress.allow_addresses[1]: \"" + bad + "\": " + problem)
         << bad;
   }
+  const std::vector<std::pair<std::string, std::string>> bad_hosts{
+      {"*", "\"*\" alone would allow every host; list them"},
+      {"https://github.com", "is a URL; an entry is a host name or an IP address, with :ports"},
+      {"foo.*.com",
+       "a \"*\" stands only for the subdomains of a name, as the first label of "
+       "\"*.example.com\""},
+      {"*.127.0.0.1", "a \"*.\" entry covers the subdomains of a name, not an IP address"},
+  };
+  for (const auto &[bad, problem] : bad_hosts) {
+    EXPECT_EQ(error_of("[egress]\nallow = [\"github.com\", \"" + bad + "\"]\n"),
+              ":2: egress.allow[1]: \"" + bad + "\": " + problem)
+        << bad;
+  }
+  EXPECT_TRUE(error_of("[egress]\nallow = [\"github.com:0\"]\n")
+                  .starts_with(":2: egress.allow[0]: \"github.com:0\": "));
+  const std::string long_label = std::string(64, 'a') + ".com";
+  EXPECT_TRUE(error_of("[egress]\nallow = [\"" + long_label + "\"]\n")
+                  .starts_with(":2: egress.allow[0]: \"" + long_label + "\": "));
+  // What the proxy takes, the config takes: an IPv4 shorthand, an IDN name, a bracketed IPv6
+  // literal with ports.
+  TempFile taken(
+      "[egress]\nallow_addresses = [\"10.0.0/8\"]\n"
+      "allow = [\"b\u00fccher.example\", \"[::1]:8443\"]\n",
+      "config.toml");
+  EXPECT_EQ(load_config(taken.path()).egress->allow.size(), 2u);
   EXPECT_EQ(error_of("[egress]\nresolve = { \"example.test\" = [\"localhost\"] }\n"),
             ":2: egress.resolve.\"example.test\"[0]: \"localhost\" is not an IP address (like "
             "\"127.0.0.1\" or \"::1\")");
@@ -825,25 +859,40 @@ TEST(EgressConfig, HostsAddressesAndResolveEntriesAreChecked) {
             "addresses");
   EXPECT_EQ(error_of("[egress]\nresolve = { \"\" = [\"127.0.0.1\"] }\n"),
             ":2: egress.resolve.\"\": is not a host name");
+  EXPECT_EQ(
+      error_of(
+          "[egress]\nresolve = { \"Example.Test.\" = [\"::1\"], \"example.test\" = [\"::1\"] }\n"),
+      ":2: egress.resolve.\"example.test\": names example.test, which an earlier key of "
+      "egress.resolve names too");
+  EXPECT_TRUE(error_of("[egress]\nresolve = { \"bad..name\" = [\"::1\"] }\n")
+                  .starts_with(":2: egress.resolve.\"bad..name\": host name \"bad..name\" "));
   EXPECT_EQ(error_of("[egress.resolve]\n\"example.test\" = \"127.0.0.1\"\n"),
             ":2: egress.resolve.\"example.test\": must be an array of strings (IP addresses), not "
             "a string");
 }
 
 TEST(EgressConfig, InjectHostsAreNamedAndAllowed) {
-  EXPECT_EQ(error_of("[egress]\nallow = [\"*.github.com\"]\ninject = [\"*.github.com\"]\n"),
-            ":3: egress.inject: \"*.github.com\" is a pattern; the token goes to named hosts only");
+  EXPECT_EQ(
+      error_of("[egress]\nallow = [\"*.github.com\"]\ninject = [\"*.github.com\"]\n"),
+      ":3: egress.inject[0]: \"*.github.com\" is a pattern; the token goes to named hosts only");
   EXPECT_EQ(error_of("[egress]\nallow = [\"github.com\"]\ninject = [\"api.github.com\"]\n"),
-            ":3: egress.inject: \"api.github.com\" is not in egress.allow; a host that gets the "
-            "token must also be allowed");
+            ":3: egress.inject[0]: \"api.github.com\" is not allowed on port 443 by egress.allow "
+            "(no entry for api.github.com); a host that gets the token must also be allowed");
   // *.domain allows subdomains only, never the apex.
   EXPECT_EQ(error_of("[egress]\nallow = [\"*.github.com\"]\ninject = [\"github.com\"]\n"),
-            ":3: egress.inject: \"github.com\" is not in egress.allow; a host that gets the "
-            "token must also be allowed");
+            ":3: egress.inject[0]: \"github.com\" is not allowed on port 443 by egress.allow (no "
+            "entry for github.com); a host that gets the token must also be allowed");
   // inject written before allow: checked once both are known.
   EXPECT_EQ(error_of("[egress]\ninject = [\"github.com\"]\n"),
-            ":2: egress.inject: \"github.com\" is not in egress.allow; a host that gets the "
-            "token must also be allowed");
+            ":2: egress.inject[0]: \"github.com\" is not allowed on port 443 by egress.allow (no "
+            "entry for github.com (the allow list is empty)); a host that gets the token must "
+            "also be allowed");
+  // The token goes to port 443, so an entry for another port does not let it through.
+  EXPECT_EQ(error_of("[egress]\nallow = [\"x.test\", \"github.com:8443\"]\n"
+                     "inject = [\n  \"x.test\",\n  \"github.com\",\n]\n"),
+            ":5: egress.inject[1]: \"github.com\" is not allowed on port 443 by egress.allow (port "
+            "443 is not allowed for github.com (entry github.com:8443 allows 8443)); a host that "
+            "gets the token must also be allowed");
   EXPECT_EQ(error_of("[egress]\ninject = [\"\"]\nallow = []\n"),
             ":2: egress.inject[0]: is empty; allowed: host names");
   // Names compare case-insensitively and without a trailing dot; a port on the entry is
@@ -853,6 +902,62 @@ TEST(EgressConfig, InjectHostsAreNamedAndAllowed) {
       "allow = [\"*.github.com\", \"GitHub.com:443\"]\n",
       "config.toml");
   EXPECT_EQ(load_config(file.path()).egress->inject.size(), 3u);
+}
+
+TEST(EgressConfig, TheParentProxyIsAnHttpUrlWithAPortAndOneCredentialSource) {
+  TempFile file(
+      "[egress.parent]\nurl = \"http://Proxy.Corp.Example:3128/\"\n"
+      "credential_file = \"/etc/sandbox-host/parent.credential\"\n",
+      "config.toml");
+  const auto parent = load_config(file.path()).egress->parent;
+  ASSERT_TRUE(parent.has_value());
+  EXPECT_EQ(parent->host, "proxy.corp.example");
+  EXPECT_EQ(parent->port, 3128);
+  EXPECT_EQ(parent->credential_file, "/etc/sandbox-host/parent.credential");
+  TempFile v6(
+      "[egress.parent]\nurl = \"http://[fd00::1]:8080\"\n"
+      "credential_command = [\"/usr/bin/proxy-credential\", \"--user\"]\n",
+      "config.toml");
+  const auto literal = *load_config(v6.path()).egress->parent;
+  EXPECT_EQ(literal.host, "fd00::1");
+  EXPECT_EQ(literal.port, 8080);
+  EXPECT_EQ(literal.credential_command.size(), 2u);
+
+  const std::string prefix = ":2: egress.parent.url: \"";
+  const std::vector<std::pair<std::string, std::string>> bad_urls{
+      {"https://proxy:3128", "\" is https; the parent is spoken to in plain HTTP"},
+      {"socks5://proxy:1080", "\" is not an http:// URL"},
+      {"http://user:pw@proxy:3128",
+       "\" holds credentials, which would show wherever the config "
+       "is shown"},
+      {"http://proxy", "\" names no port"},
+      {"http://proxy:0", "\" has port \"0\"; allowed: 1 to 65535"},
+      {"http://proxy:70000", "\" has port \"70000\"; allowed: 1 to 65535"},
+      {"http://proxy:3128/path", "\" has a path, query or fragment"},
+      {"http://[fd00::1:3128", "\" has a \"[\" without \"]\""},
+      {"http://[proxy]:3128", "\" has no IPv6 address between \"[\" and \"]\""},
+      {"http://bad..name:3128", "\" has no host the proxy can dial: host name \"bad..name\""},
+  };
+  for (const auto &[url, problem] : bad_urls) {
+    const std::string error = error_of("[egress.parent]\nurl = \"" + url + "\"\n");
+    EXPECT_TRUE(error.starts_with(prefix + url + problem)) << url << ": " << error;
+  }
+  EXPECT_EQ(error_of("[egress.parent]\ncredential_file = \"/c\"\n"),
+            ":1: egress.parent.url: is missing; the parent proxy is \"http://<host>:<port>\"");
+  EXPECT_EQ(error_of("[egress.parent]\nurl = \"http://p:1\"\ncredential_file = \"/c\"\n"
+                     "credential_command = [\"/bin/c\"]\n"),
+            ":4: egress.parent.credential_command: and egress.parent.credential_file are both "
+            "set; the credential comes from one");
+  EXPECT_EQ(error_of("[egress.parent]\nurl = \"http://p:1\"\ncredential_command = [\"c\"]\n"),
+            ":3: egress.parent.credential_command[0]: \"c\" is not an absolute path");
+  EXPECT_EQ(error_of("[egress.parent]\nurl = \"http://p:1\"\ncredential_file = \"c\"\n"),
+            ":3: egress.parent.credential_file: \"c\" is not an absolute path; allowed: an "
+            "absolute path, or \"\" for none");
+  EXPECT_EQ(error_of("[egress.parent]\nurl = \"http://p:1\"\nuser = \"u\"\n"),
+            ":3: egress.parent.user: unknown key; allowed: url, credential_file, "
+            "credential_command");
+  EXPECT_EQ(error_of("[egress]\nparent = \"http://p:1\"\n"),
+            ":2: egress.parent: must be a table, not a string");
 }
 
 TEST(EgressConfig, NumbersOutOfRangeNameTheRange) {
@@ -892,9 +997,9 @@ TEST(EgressConfig, AProxiedPluginNeedsTheTable) {
 TEST(EgressConfig, TheSandboxPortIsListensElse3128) {
   EgressConfig egress;
   EXPECT_EQ(egress.sandbox_port(), 3128);
-  egress.listen = LoopbackEndpoint{"127.0.0.1", 8080};
+  egress.listen = egress::LoopbackEndpoint::parse("127.0.0.1:8080");
   EXPECT_EQ(egress.sandbox_port(), 8080);
-  egress.listen = LoopbackEndpoint{"127.0.0.1", 0};  // any port on the host's side
+  egress.listen = egress::LoopbackEndpoint::parse("127.0.0.1:0");  // any port on the host's side
   EXPECT_EQ(egress.sandbox_port(), 3128);
   egress.listen.reset();
   EXPECT_EQ(egress.sandbox_port(), 3128);
@@ -920,7 +1025,7 @@ TEST(EgressConfig, RouteThroughEgressFillsTheSpec) {
   std::filesystem::create_directory_symlink(place.dir() / "real", place.dir() / "link");
   EgressConfig egress;
   egress.socket = place.dir() / "link/egress.sock";
-  egress.listen = LoopbackEndpoint{"127.0.0.1", 8888};
+  egress.listen = egress::LoopbackEndpoint::parse("127.0.0.1:8888");
   egress.runtime_dir = place.dir() / "link";
   Spec spec;
   spec.network = Network::proxied;

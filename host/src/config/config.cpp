@@ -5,6 +5,8 @@
 
 #include <boost/algorithm/string/join.hpp>
 
+#include "config_reader.hpp"
+#include "egress_config.hpp"
 #include "toml_type_name.hpp"
 
 #include <toml++/toml.h>
@@ -182,192 +184,88 @@ bool valid_op_key(std::string_view key) {
   });
 }
 
-// A key as a dotted key names it: bare when TOML allows that, else quoted.
-std::string key_part(std::string_view key) {
-  bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-  });
-  if (bare) return std::string(key);
-  std::string out = "\"";
-  for (char c : key) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string join(const std::vector<std::string> &items) {
   return boost::algorithm::join(items, ", ");
 }
 
-// Reads one file; every error names the file, the line, the dotted key and what is allowed.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const toml::source_region &where, const std::string &key,
-                         const std::string &what) const {
-    throw ConfigError(file_, static_cast<int>(where.begin.line), key, what);
-  }
-
-  const toml::table &table(const toml::node &node, const std::string &key) const {
-    if (const auto *t = node.as_table()) return *t;
-    fail(node.source(), key, std::string("must be a table, not ") + toml_type_name(node));
-  }
-
-  std::string string(const toml::node &node, const std::string &key,
-                     const std::string &allowed) const {
-    if (const auto *s = node.as_string()) return s->get();
-    fail(node.source(), key,
-         std::string("must be a string (") + allowed + "), not " + toml_type_name(node));
-  }
-
-  std::vector<std::string> strings(const toml::node &node, const std::string &key,
-                                   const std::string &allowed) const {
-    const auto *array = node.as_array();
-    if (array == nullptr) {
-      fail(node.source(), key,
-           std::string("must be an array of strings (") + allowed + "), not " +
-               toml_type_name(node));
+// Module names: a-z, 0-9 and -.
+std::vector<std::string> module_names(const ConfigReader &r, const toml::node &node,
+                                      const std::string &key) {
+  const std::string allowed = "module names of a-z, 0-9 and -";
+  auto names = r.strings(node, key, allowed);
+  for (const auto &name : names) {
+    if (!valid_module_name(name)) {
+      r.fail(node.source(), key, "\"" + name + "\" is not a module name; allowed: " + allowed);
     }
-    std::vector<std::string> out;
-    for (size_t i = 0; i < array->size(); ++i) {
-      out.push_back(string(*array->get(i), key + "[" + std::to_string(i) + "]", allowed));
-    }
-    return out;
   }
+  return names;
+}
 
-  std::vector<std::string> module_names(const toml::node &node, const std::string &key) const {
-    const std::string allowed = "module names of a-z, 0-9 and -";
-    auto names = strings(node, key, allowed);
-    for (const auto &name : names) {
-      if (!valid_module_name(name)) {
-        fail(node.source(), key, "\"" + name + "\" is not a module name; allowed: " + allowed);
-      }
-    }
-    return names;
-  }
-
-  // An integer in [min, max].
-  std::int64_t integer(const toml::node &node, const std::string &key, std::int64_t min,
-                       std::int64_t max) const {
-    const std::string range = std::to_string(min) + " to " + std::to_string(max);
-    const auto *value = node.as_integer();
-    if (value == nullptr) {
-      fail(node.source(), key,
-           "must be an integer (" + range + "), not " + std::string(toml_type_name(node)));
-    }
-    if (value->get() < min || value->get() > max) {
-      fail(node.source(), key,
-           std::to_string(value->get()) + " is out of range; allowed: " + range);
-    }
-    return value->get();
-  }
-
-  bool boolean(const toml::node &node, const std::string &key) const {
-    if (const auto *b = node.as_boolean()) return b->get();
-    fail(node.source(), key, std::string("must be a boolean, not ") + toml_type_name(node));
-  }
-
-  // Integers in [min, max], each named by its index.
-  std::vector<std::int64_t> integers(const toml::node &node, const std::string &key,
-                                     std::int64_t min, std::int64_t max) const {
-    const auto *array = node.as_array();
-    if (array == nullptr) {
-      fail(node.source(), key,
-           "must be an array of integers (" + std::to_string(min) + " to " + std::to_string(max) +
-               "), not " + toml_type_name(node));
-    }
-    std::vector<std::int64_t> out;
-    for (size_t i = 0; i < array->size(); ++i) {
-      out.push_back(integer(*array->get(i), key + "[" + std::to_string(i) + "]", min, max));
-    }
-    return out;
-  }
-
-  // requester_env's variable names; a bad or refused one is named by its index, at its own
-  // line.
-  std::vector<std::string> requester_env_names(const toml::node &node,
-                                               const std::string &key) const {
-    auto names = strings(node, key, "environment variable names");
-    const auto &array = *node.as_array();
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!valid_env_name(names[i])) {
-        fail(array.get(i)->source(), key + "[" + std::to_string(i) + "]",
+// requester_env's variable names; a bad or refused one is named by its index, at its own
+// line.
+std::vector<std::string> requester_env_names(const ConfigReader &r, const toml::node &node,
+                                             const std::string &key) {
+  auto names = r.strings(node, key, "environment variable names");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string indexed = key + "[" + std::to_string(i) + "]";
+    if (!valid_env_name(names[i])) {
+      r.fail(ConfigReader::element_source(node, i), indexed,
              "\"" + names[i] +
                  "\" is not an environment variable name; allowed: A-Z, a-z, 0-9 and _, not "
                  "starting with a digit");
-      }
-      if (const auto *refused = refused_requester_env(names[i])) {
-        fail(array.get(i)->source(), key + "[" + std::to_string(i) + "]",
+    }
+    if (const auto *refused = refused_requester_env(names[i])) {
+      r.fail(ConfigReader::element_source(node, i), indexed,
              "\"" + names[i] + "\" is refused" +
                  (refused->name.ends_with('*') ? ", as every " + std::string(refused->name) + " is"
                                                : std::string()) +
                  ": " + std::string(refused->why) +
                  "; name only variables that carry data to the command");
-      }
     }
-    return names;
   }
+  return names;
+}
 
-  // An operation's setting: a string, integer or boolean, or an array of them, as text.
-  std::vector<std::string> op_values(const toml::node &node, const std::string &key) const {
-    const auto *array = node.as_array();
-    if (array == nullptr) {
-      auto text = scalar_text(node);
-      if (!text) {
-        fail(node.source(), key,
+std::optional<std::string> scalar_text(const toml::node &node) {
+  if (const auto *s = node.as_string()) return s->get();
+  if (const auto *i = node.as_integer()) return std::to_string(i->get());
+  if (const auto *b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
+  return std::nullopt;
+}
+
+// An operation's setting: a string, integer or boolean, or an array of them, as text.
+std::vector<std::string> op_values(const ConfigReader &r, const toml::node &node,
+                                   const std::string &key) {
+  const auto *array = node.as_array();
+  if (array == nullptr) {
+    auto text = scalar_text(node);
+    if (!text) {
+      r.fail(node.source(), key,
              std::string("must be a string, integer or boolean, or an array of them, not ") +
                  toml_type_name(node));
-      }
-      return {*text};
     }
-    std::vector<std::string> out;
-    for (size_t i = 0; i < array->size(); ++i) {
-      const toml::node &element = *array->get(i);
-      auto text = scalar_text(element);
-      if (!text) {
-        fail(element.source(), key + "[" + std::to_string(i) + "]",
+    return {*text};
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node &element = *array->get(i);
+    auto text = scalar_text(element);
+    if (!text) {
+      r.fail(element.source(), key + "[" + std::to_string(i) + "]",
              std::string("must be a string, integer or boolean, not ") + toml_type_name(element));
-      }
-      out.push_back(*text);
     }
-    return out;
+    out.push_back(*text);
   }
+  return out;
+}
 
-  std::vector<std::string> absolute_paths(const toml::node &node, const std::string &key) const {
-    auto paths = strings(node, key, "absolute paths");
-    for (const auto &path : paths) {
-      if (path.empty() || path.front() != '/') {
-        fail(node.source(), key, "\"" + path + "\" is not an absolute path");
-      }
-    }
-    return paths;
-  }
-
-  [[noreturn]] void unknown(const toml::key &key, const std::string &dotted,
-                            const char *allowed) const {
-    fail(key.source(), dotted, std::string("unknown key; allowed: ") + allowed);
-  }
-
- private:
-  static std::optional<std::string> scalar_text(const toml::node &node) {
-    if (const auto *s = node.as_string()) return s->get();
-    if (const auto *i = node.as_integer()) return std::to_string(i->get());
-    if (const auto *b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
-    return std::nullopt;
-  }
-  std::string file_;
-};
-
-void read_backends(const Reader &r, const toml::table &t, Config &config) {
+void read_backends(const ConfigReader &r, const toml::table &t, Config &config) {
   for (auto &&[key, node] : t) {
     std::string name(key.str());
     if (name == "enabled") {
-      config.backends_enabled = r.module_names(node, "backends.enabled");
+      config.backends_enabled = module_names(r, node, "backends.enabled");
     } else if (name == "priority") {
-      config.backend_priority = r.module_names(node, "backends.priority");
+      config.backend_priority = module_names(r, node, "backends.priority");
       for (const auto &backend : config.backend_priority) {
         if (backend == kModeOff) {
           r.fail(node.source(), "backends.priority",
@@ -381,7 +279,7 @@ void read_backends(const Reader &r, const toml::table &t, Config &config) {
   }
 }
 
-void read_audit(const Reader &r, const toml::table &t, Config &config) {
+void read_audit(const ConfigReader &r, const toml::table &t, Config &config) {
   for (auto &&[key, node] : t) {
     std::string name(key.str());
     if (name == "format") {
@@ -407,7 +305,7 @@ void read_audit(const Reader &r, const toml::table &t, Config &config) {
   }
 }
 
-void read_launcher(const Reader &r, const toml::table &t, LauncherConfig &launcher) {
+void read_launcher(const ConfigReader &r, const toml::table &t, LauncherConfig &launcher) {
   for (auto &&[key, node] : t) {
     std::string name(key.str());
     std::string dotted = "launcher." + name;
@@ -432,7 +330,7 @@ void read_launcher(const Reader &r, const toml::table &t, LauncherConfig &launch
   }
 }
 
-void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
+void read_broker(const ConfigReader &r, const toml::table &t, BrokerConfig &broker) {
   for (auto &&[key, node] : t) {
     std::string name(key.str());
     std::string dotted = "broker." + name;
@@ -475,7 +373,7 @@ void read_broker(const Reader &r, const toml::table &t, BrokerConfig &broker) {
 }
 
 // One [ops.<name>] table. Its keys are the module's own, but for requester_env.
-OpSettings read_op(const Reader &r, const toml::table &t, const std::string &prefix) {
+OpSettings read_op(const ConfigReader &r, const toml::table &t, const std::string &prefix) {
   // toml++ iterates a table in key order; the module gets the keys in the file's order.
   std::vector<std::pair<const toml::key *, const toml::node *>> items;
   for (auto &&[key, node] : t) items.emplace_back(&key, &node);
@@ -489,22 +387,22 @@ OpSettings read_op(const Reader &r, const toml::table &t, const std::string &pre
     std::string name(key->str());
     std::string dotted = prefix + "." + key_part(name);
     if (name == "requester_env") {
-      op.requester_env = r.requester_env_names(*node, dotted);
+      op.requester_env = requester_env_names(r, *node, dotted);
     } else if (!valid_op_key(name)) {
       r.fail(key->source(), dotted,
              "\"" + name + "\" is not a key of an operation; allowed: a-z, 0-9, _ and -");
     } else {
-      op.entries.emplace_back(name, r.op_values(*node, dotted));
+      op.entries.emplace_back(name, op_values(r, *node, dotted));
     }
   }
   return op;
 }
 
-void read_ops(const Reader &r, const toml::table &t, Config &config) {
+void read_ops(const ConfigReader &r, const toml::table &t, Config &config) {
   // ops.enabled may follow the operations' tables in the file, or keep its default: the
   // tables are checked against it once it is known.
   if (const auto *enabled = t.get("enabled")) {
-    config.ops_enabled = r.module_names(*enabled, "ops.enabled");
+    config.ops_enabled = module_names(r, *enabled, "ops.enabled");
   }
   for (auto &&[key, node] : t) {
     std::string name(key.str());
@@ -599,7 +497,7 @@ std::string allowed_for(const LimitKey &limit) {
   return "an integer of at least " + std::to_string(limit.least) + ", or \"unlimited\"";
 }
 
-std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::string &key,
+std::uint64_t read_limit(const ConfigReader &r, const toml::node &node, const std::string &key,
                          const LimitKey &limit) {
   const std::string allowed = allowed_for(limit);
   std::uint64_t value = 0;
@@ -639,7 +537,8 @@ std::uint64_t read_limit(const Reader &r, const toml::node &node, const std::str
 }
 
 // [limits] cgroup: "auto", "off" or an absolute cgroup path without "." or ".." parts.
-std::string read_cgroup_setting(const Reader &r, const toml::node &node, const std::string &key) {
+std::string read_cgroup_setting(const ConfigReader &r, const toml::node &node,
+                                const std::string &key) {
   const auto *text = node.as_string();
   const std::string allowed =
       "\"auto\", \"off\" or a cgroup path such as \"/sandbox-host\" (as /proc/self/cgroup "
@@ -661,7 +560,8 @@ std::string read_cgroup_setting(const Reader &r, const toml::node &node, const s
   return value;
 }
 
-std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const Reader &r, const toml::table &t,
+std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const ConfigReader &r,
+                                                              const toml::table &t,
                                                               const std::string &prefix,
                                                               std::string *cgroup = nullptr) {
   std::vector<std::pair<LimitField, std::uint64_t>> out;
@@ -686,7 +586,7 @@ std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const Reader &r, c
   return out;
 }
 
-PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::string &prefix) {
+PluginConfig read_plugin(const ConfigReader &r, const toml::table &t, const std::string &prefix) {
   PluginConfig plugin;
   for (auto &&[key, node] : t) {
     std::string name(key.str());
@@ -741,284 +641,8 @@ PluginConfig read_plugin(const Reader &r, const toml::table &t, const std::strin
   return plugin;
 }
 
-// ---- [egress] ---------------------------------------------------------------------------
-
-constexpr const char *kEgressKeys =
-    "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
-    "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
-    "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
-    "max_tunnels, ca_validity_days, leaf_validity_hours";
-
-// The proxy connects to, and a sandbox's init relays to, the socket by path: a unix socket
-// address holds it with its NUL.
-constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
-
-bool ipv4_literal(const std::string &text, in_addr &out) {
-  return ::inet_pton(AF_INET, text.c_str(), &out) == 1;
-}
-
-bool ipv6_literal(const std::string &text, in6_addr &out) {
-  return ::inet_pton(AF_INET6, text.c_str(), &out) == 1;
-}
-
-bool ip_literal(const std::string &text) {
-  in_addr v4{};
-  in6_addr v6{};
-  return ipv4_literal(text, v4) || ipv6_literal(text, v6);
-}
-
-// A decimal number in [0, max], digits only.
-std::optional<unsigned> decimal(std::string_view text, unsigned max) {
-  unsigned value = 0;
-  if (text.empty() || text.size() > 10 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
-  return value;
-}
-
-// "127.0.0.1:3128" or "[::1]:3128": an address on the loopback interface and a port.
-std::optional<LoopbackEndpoint> loopback_endpoint(const std::string &text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = text.substr(0, colon);
-  const auto port = decimal(std::string_view(text).substr(colon + 1), 65535);
-  if (!port) return std::nullopt;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-    in6_addr v6{};
-    if (!ipv6_literal(host, v6) || !IN6_IS_ADDR_LOOPBACK(&v6)) return std::nullopt;
-  } else {
-    in_addr v4{};
-    if (!ipv4_literal(host, v4) || (ntohl(v4.s_addr) >> 24) != 127) return std::nullopt;
-  }
-  return LoopbackEndpoint{host, static_cast<std::uint16_t>(*port)};
-}
-
-// "10.0.0.0/8", "::1", "fd00::/8": an address, and a prefix length its family allows.
-bool cidr(const std::string &text) {
-  const size_t slash = text.find('/');
-  const std::string address = text.substr(0, slash);
-  in_addr v4{};
-  in6_addr v6{};
-  unsigned bits = 0;
-  if (ipv4_literal(address, v4)) {
-    bits = 32;
-  } else if (ipv6_literal(address, v6)) {
-    bits = 128;
-  } else {
-    return false;
-  }
-  return slash == std::string::npos || decimal(std::string_view(text).substr(slash + 1), bits);
-}
-
-// How the allow list compares names: case-insensitively, without one trailing dot.
-std::string host_key(std::string host) {
-  if (!host.empty() && host.back() == '.') host.pop_back();
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return host;
-}
-
-// Whether an allow entry ("host", "*.domain", either with ":port") lets host through.
-bool allows(const std::string &entry, const std::string &host) {
-  std::string pattern = entry;
-  const size_t colon = pattern.rfind(':');
-  if (colon != std::string::npos && pattern.find(':') == colon &&
-      decimal(pattern.substr(colon + 1), 65535)) {
-    pattern.resize(colon);
-  }
-  pattern = host_key(pattern);
-  const std::string name = host_key(host);
-  if (pattern.starts_with("*.")) {
-    const std::string domain = pattern.substr(1);  // ".domain": subdomains only, never the apex
-    return name.size() > domain.size() && name.ends_with(domain);
-  }
-  return name == pattern;
-}
-
-// Non-empty strings; an empty one is named by its index.
-std::vector<std::string> non_empty_strings(const Reader &r, const toml::node &node,
-                                           const std::string &key, const std::string &allowed) {
-  auto values = r.strings(node, key, allowed);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].empty()) {
-      r.fail(node.as_array()->get(i)->source(), key + "[" + std::to_string(i) + "]",
-             "is empty; allowed: " + allowed);
-    }
-  }
-  return values;
-}
-
-// "" or an absolute path.
-fs::path optional_path(const Reader &r, const toml::node &node, const std::string &key,
-                       const std::string &empty_means) {
-  const std::string path = r.string(node, key, "an absolute path, or \"\" for " + empty_means);
-  if (!path.empty() && path.front() != '/') {
-    r.fail(node.source(), key,
-           "\"" + path + "\" is not an absolute path; allowed: an absolute path, or \"\" for " +
-               empty_means);
-  }
-  return path;
-}
-
-void read_resolve(const Reader &r, const toml::node &node, EgressConfig &egress) {
-  for (auto &&[name_key, addresses] : r.table(node, "egress.resolve")) {
-    const std::string name(name_key.str());
-    const std::string dotted = "egress.resolve." + key_part(name);
-    if (name.empty()) r.fail(name_key.source(), dotted, "is not a host name");
-    auto values = r.strings(addresses, dotted, "IP addresses");
-    if (values.empty()) {
-      r.fail(addresses.source(), dotted, "names no address; allowed: one or more IP addresses");
-    }
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (!ip_literal(values[i])) {
-        r.fail(addresses.as_array()->get(i)->source(), dotted + "[" + std::to_string(i) + "]",
-               "\"" + values[i] + "\" is not an IP address (like \"127.0.0.1\" or \"::1\")");
-      }
-    }
-    egress.resolve[name] = std::move(values);
-  }
-}
-
-void read_egress(const Reader &r, const toml::table &t, EgressConfig &egress) {
-  for (auto &&[key, node] : t) {
-    const std::string name(key.str());
-    const std::string dotted = "egress." + name;
-    auto seconds = [&, &node = node](std::int64_t min, std::int64_t max) {
-      return std::chrono::seconds(r.integer(node, dotted, min, max));
-    };
-    if (name == "listen") {
-      const std::string allowed = "\"<loopback address>:<port>\", or \"\" for none";
-      const std::string text = r.string(node, dotted, allowed);
-      if (text.empty()) {
-        egress.listen.reset();
-        continue;
-      }
-      egress.listen = loopback_endpoint(text);
-      if (!egress.listen) {
-        r.fail(node.source(), dotted,
-               "\"" + text +
-                   "\" is not a loopback address and port; allowed: \"127.0.0.1:3128\" (any "
-                   "address of 127.0.0.0/8), \"[::1]:3128\", port 0 for any, or \"\" for none");
-      }
-    } else if (name == "socket") {
-      const std::string path = r.string(node, dotted, "an absolute path");
-      if (path.empty() || path.front() != '/') {
-        r.fail(node.source(), dotted, "\"" + path + "\" is not an absolute path");
-      }
-      if (path.size() > kMaxSocketPath) {
-        r.fail(node.source(), dotted,
-               "\"" + path + "\" is longer than a unix socket address holds (" +
-                   std::to_string(kMaxSocketPath) + " bytes)");
-      }
-      egress.socket = path;
-    } else if (name == "allow") {
-      egress.allow = non_empty_strings(r, node, dotted, "host names or *.domain patterns");
-    } else if (name == "allow_addresses") {
-      egress.allow_addresses = r.strings(node, dotted, "IP addresses or CIDRs");
-      for (const auto &address : egress.allow_addresses) {
-        if (!cidr(address)) {
-          r.fail(node.source(), dotted,
-                 "\"" + address +
-                     "\" is not an IP address or CIDR (like \"127.0.0.1\", \"10.0.0.0/8\" or "
-                     "\"::1\")");
-        }
-      }
-    } else if (name == "inject") {
-      egress.inject = non_empty_strings(r, node, dotted, "host names");
-      for (const auto &host : egress.inject) {
-        if (host.find('*') != std::string::npos) {
-          r.fail(node.source(), dotted,
-                 "\"" + host + "\" is a pattern; the token goes to named hosts only");
-        }
-      }
-    } else if (name == "resolve") {
-      read_resolve(r, node, egress);
-    } else if (name == "token_command") {
-      egress.token_command = r.strings(node, dotted, "an absolute path and its arguments");
-      const std::string *program =
-          egress.token_command.empty() ? nullptr : &egress.token_command.front();
-      if (program != nullptr && (program->empty() || program->front() != '/')) {
-        r.fail(node.source(), dotted + "[0]",
-               "\"" + egress.token_command.front() + "\" is not an absolute path");
-      }
-    } else if (name == "renew_every_s") {
-      egress.renew_every = seconds(10, 86400);
-    } else if (name == "renew_bound_s") {
-      egress.renew_bound = seconds(1, 3600);
-    } else if (name == "renew_cold_bound_s") {
-      egress.renew_cold_bound = seconds(1, 3600);
-    } else if (name == "renew_backoff_s") {
-      egress.renew_backoff.clear();
-      for (auto wait : r.integers(node, dotted, 1, 86400)) {
-        egress.renew_backoff.emplace_back(wait);
-      }
-    } else if (name == "upstream_ca_bundle") {
-      egress.upstream_ca_bundle = optional_path(r, node, dotted, "the system's roots");
-    } else if (name == "runtime_dir") {
-      egress.runtime_dir = optional_path(r, node, dotted, "$XDG_RUNTIME_DIR");
-    } else if (name == "same_user") {
-      egress.same_user = r.boolean(node, dotted);
-    } else if (name == "log_connections") {
-      egress.log_connections = r.boolean(node, dotted);
-    } else if (name == "connect_timeout_s") {
-      egress.connect_timeout = seconds(1, 600);
-    } else if (name == "head_timeout_s") {
-      egress.head_timeout = seconds(1, 600);
-    } else if (name == "idle_timeout_s") {
-      egress.idle_timeout = seconds(1, 86400);
-    } else if (name == "max_tunnels") {
-      egress.max_tunnels = static_cast<std::size_t>(r.integer(node, dotted, 1, 1000000));
-    } else if (name == "ca_validity_days") {
-      egress.ca_validity = std::chrono::days(r.integer(node, dotted, 1, 3650));
-    } else if (name == "leaf_validity_hours") {
-      egress.leaf_validity = std::chrono::hours(r.integer(node, dotted, 1, 8760));
-    } else {
-      r.unknown(key, dotted, kEgressKeys);
-    }
-  }
-  // Checks between keys, whichever order the file wrote them in.
-  if (const auto *inject = t.get("inject")) {
-    for (const auto &host : egress.inject) {
-      const bool allowed =
-          std::any_of(egress.allow.begin(), egress.allow.end(),
-                      [&](const std::string &entry) { return allows(entry, host); });
-      if (!allowed) {
-        r.fail(inject->source(), "egress.inject",
-               "\"" + host +
-                   "\" is not in egress.allow; a host that gets the token must also be "
-                   "allowed");
-      }
-    }
-  }
-  if (egress.leaf_validity > egress.ca_validity) {
-    const auto *leaf = t.get("leaf_validity_hours");
-    r.fail(leaf != nullptr ? leaf->source() : t.source(), "egress.leaf_validity_hours",
-           std::to_string(egress.leaf_validity.count()) +
-               " hours is longer than the CA's validity (egress.ca_validity_days = " +
-               std::to_string(egress.ca_validity.count()) + ", " +
-               std::to_string(std::chrono::hours(egress.ca_validity).count()) +
-               " hours); a leaf must not outlive its CA");
-  }
-}
-
-// The socket's default follows broker.state_dir, wherever the file wrote that.
-void default_egress_socket(const Reader &r, const toml::table &root, Config &config) {
-  if (!config.egress || !config.egress->socket.empty()) return;
-  config.egress->socket = config.broker.state_dir / "egress.sock";
-  if (config.egress->socket.string().size() > kMaxSocketPath) {
-    r.fail(root["egress"].node()->source(), "egress.socket",
-           "the default \"" + config.egress->socket.string() +
-               "\" (under broker.state_dir) is longer than a unix socket address holds (" +
-               std::to_string(kMaxSocketPath) + " bytes); set egress.socket");
-  }
-}
-
 // Names that must refer to enabled backends do.
-void cross_check(const Reader &r, const toml::table &root, const Config &config) {
+void cross_check(const ConfigReader &r, const toml::table &root, const Config &config) {
   auto enabled = [&](const std::string &name) {
     return std::find(config.backends_enabled.begin(), config.backends_enabled.end(), name) !=
            config.backends_enabled.end();
@@ -1079,7 +703,7 @@ fs::path default_state_dir() {
 
 Config load_config(const fs::path &path) {
   const std::string file = path.string();
-  Reader r(file);
+  ConfigReader r(file);
   toml::table root;
   try {
     root = toml::parse_file(file);

@@ -46,4 +46,17 @@ std::string authorization(std::string_view host, std::string_view token) {
   return "token " + std::string(token);
 }
 
+std::string basic_credentials(std::string_view credential) {
+  if (credential.find(':') == std::string_view::npos) {
+    throw std::invalid_argument("the parent proxy credential is not user:password (it has no ':')");
+  }
+  const bool printable = std::none_of(credential.begin(), credential.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (!printable) {
+    throw std::invalid_argument("the parent proxy credential holds a control character");
+  }
+  return "Basic " + base64(credential);
+}
+
 }  // namespace sandbox_host::egress

@@ -22,8 +22,7 @@ constexpr const char *kAllowHint = "allow it with [egress] allow_addresses";
 
 [[noreturn]] void bad_block(std::size_t index, const std::string &entry,
                             const std::string &problem) {
-  throw std::invalid_argument("allow_addresses entry " + std::to_string(index + 1) + " \"" + entry +
-                              "\": " + problem);
+  throw EntryError("allow_addresses", index, "\"" + entry + "\"", problem);
 }
 
 int full_length(const IpAddress &address) {
@@ -42,9 +41,9 @@ struct AddrinfoFree {
   void operator()(addrinfo *list) const { ::freeaddrinfo(list); }
 };
 
-// Every address name resolves to, each once, in the resolver's order; or the resolver's
-// error in place of them.
-std::vector<IpAddress> resolve(const std::string &name, std::string &error) {
+}  // namespace
+
+std::vector<IpAddress> resolve_addresses(const std::string &name, std::string &error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -66,6 +65,8 @@ std::vector<IpAddress> resolve(const std::string &name, std::string &error) {
   if (addresses.empty()) error = "no IPv4 or IPv6 address";
   return addresses;
 }
+
+namespace {
 
 std::string listed(const std::vector<IpAddress> &addresses) {
   return boost::algorithm::join(
@@ -169,7 +170,7 @@ Resolution resolve_checked(std::string_view host, const AddressPolicy &policy,
     how = " is mapped by the resolver overrides to ";
   } else {
     std::string error;
-    addresses = resolve(name, error);
+    addresses = resolve_addresses(name, error);
     if (!error.empty()) return {{}, name + " does not resolve: " + error};
     how = " resolves to ";
   }

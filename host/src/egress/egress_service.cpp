@@ -15,11 +15,7 @@ namespace sandbox_host::egress {
 
 EgressOptions egress_options(const EgressConfig &config, AuditSink &audit) {
   EgressOptions options;
-  if (config.listen) {
-    const bool v6 = config.listen->address.find(':') != std::string::npos;
-    options.listen = (v6 ? "[" + config.listen->address + "]" : config.listen->address) + ":" +
-                     std::to_string(config.listen->port);
-  }
+  options.listen = config.listen;
   options.socket = config.socket;
   try {
     options.allow = HostAllowList::parse(config.allow);
@@ -78,6 +74,19 @@ EgressOptions egress_options(const EgressConfig &config, AuditSink &audit) {
   return options;
 }
 
+namespace {
+
+TokenRenewal renewal(const EgressConfig &config) {
+  TokenRenewal renewal;
+  renewal.every = config.renew_every;
+  renewal.bound = config.renew_bound;
+  renewal.cold_bound = config.renew_cold_bound;
+  renewal.backoff.assign(config.renew_backoff.begin(), config.renew_backoff.end());
+  return renewal;
+}
+
+}  // namespace
+
 EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
                              const std::filesystem::path &exe,
                              std::function<void(const std::string &)> log)
@@ -98,15 +107,28 @@ EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
     if (!directory_.empty()) write_egress(directory_, options.ca->certificate_pem(), exe);
   }
   if (!config.token_command.empty()) {
-    TokenRenewal renewal;
-    renewal.every = config.renew_every;
-    renewal.bound = config.renew_bound;
-    renewal.cold_bound = config.renew_cold_bound;
-    renewal.backoff.assign(config.renew_backoff.begin(), config.renew_backoff.end());
-    keeper_ = std::make_unique<TokenKeeper>(
-        *token_, renewal, command_token_reader(config.token_command), std::move(log));
+    keeper_ = std::make_unique<TokenKeeper>(*token_, renewal(config),
+                                            command_token_reader(config.token_command), log);
   }
   options.token = token_;
+  if (config.parent) {
+    ParentProxy &parent = options.parent.emplace();
+    parent.host = config.parent->host;
+    parent.port = config.parent->port;
+    const std::string subject = "parent proxy credential";
+    TokenReader read;
+    if (!config.parent->credential_file.empty()) {
+      read = file_token_reader(config.parent->credential_file, subject);
+    } else if (!config.parent->credential_command.empty()) {
+      read = command_token_reader(config.parent->credential_command, subject);
+    }
+    if (read) {
+      parent_credential_ = std::make_shared<Token>();
+      parent.credential = parent_credential_;
+      parent_keeper_ = std::make_unique<TokenKeeper>(*parent_credential_, renewal(config),
+                                                     std::move(read), log, subject);
+    }
+  }
   proxy_ = std::make_unique<EgressProxy>(std::move(options));
 }
 

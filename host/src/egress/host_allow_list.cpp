@@ -166,8 +166,7 @@ std::string describe(const std::vector<std::uint16_t> &ports) {
 }
 
 [[noreturn]] void bad_entry(std::size_t index, std::string_view entry, const std::string &problem) {
-  throw std::invalid_argument("allow list entry " + std::to_string(index + 1) + " " +
-                              quoted(entry) + ": " + problem);
+  throw EntryError("allow list", index, quoted(entry), problem);
 }
 
 std::vector<std::uint16_t> parse_ports(std::size_t index, std::string_view entry,

@@ -1,8 +1,10 @@
 #include <sandbox_host/host/egress/http_exchange.hpp>
+#include <sandbox_host/host/egress/parent_proxy.hpp>
 #include <sandbox_host/host/egress/peer_identity.hpp>
 #include <sandbox_host/host/egress/proxy_server.hpp>
 #include <sandbox_host/host/egress/session_pool.hpp>
 #include <sandbox_host/host/egress/socks5.hpp>
+#include <sandbox_host/host/egress/tcp_connect.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
 
@@ -38,37 +40,13 @@ using Clock = std::chrono::steady_clock;
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// "host:port" with host an IP literal, the form [egress] listen takes.
-sockaddr_storage parse_listen(const std::string &listen, socklen_t &length) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos) {
-    throw std::invalid_argument("egress listen \"" + listen + "\" is not host:port");
+UniqueFd listen_tcp(const LoopbackEndpoint &listen, std::uint16_t &bound_port, IpAddress &bound) {
+  if (special_range(listen.address).value_or("").rfind("loopback", 0) != 0) {
+    throw std::invalid_argument("egress listen " + listen.to_string() +
+                                " is not a loopback address; the proxy serves this host alone");
   }
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  const auto address = parse_ip_literal(host);
-  unsigned long port = 0;
-  try {
-    std::size_t used = 0;
-    port = std::stoul(listen.substr(colon + 1), &used);
-    if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing text");
-  } catch (const std::exception &) {
-    port = 65536;
-  }
-  if (!address || port > 65535) {
-    throw std::invalid_argument("egress listen \"" + listen + "\" is not an IP address and port");
-  }
-  if (special_range(*address).value_or("").rfind("loopback", 0) != 0) {
-    throw std::invalid_argument("egress listen \"" + listen +
-                                "\" is not a loopback address; the proxy serves this host alone");
-  }
-  return address->to_sockaddr(static_cast<std::uint16_t>(port), length);
-}
-
-UniqueFd listen_tcp(const std::string &listen, std::uint16_t &bound_port, IpAddress &bound) {
   socklen_t length = 0;
-  sockaddr_storage address = parse_listen(listen, length);
+  sockaddr_storage address = listen.address.to_sockaddr(listen.port, length);
   UniqueFd fd(::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) fail("cannot make the egress proxy's socket");
   const int one = 1;
@@ -76,13 +54,13 @@ UniqueFd listen_tcp(const std::string &listen, std::uint16_t &bound_port, IpAddr
   // Accepted sockets inherit it, so no connection needs a call of its own.
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&address), length) != 0) {
-    fail("cannot listen on " + listen);
+    fail("cannot listen on " + listen.to_string());
   }
   // Every client of the proxy speaks first (an HTTP head, a SOCKS5 greeting), so a
   // connection is accepted when its first bytes are there: one wake-up fewer per request.
   const int defer_seconds = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof defer_seconds);
-  if (::listen(fd.get(), SOMAXCONN) != 0) fail("cannot listen on " + listen);
+  if (::listen(fd.get(), SOMAXCONN) != 0) fail("cannot listen on " + listen.to_string());
   socklen_t bound_length = sizeof address;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&address), &bound_length);
   bound = IpAddress::from_sockaddr(reinterpret_cast<sockaddr *>(&address));
@@ -125,11 +103,6 @@ UniqueFd listen_unix(const std::filesystem::path &path) {
 std::string endpoint(const std::string &host, std::uint16_t port) {
   const bool ipv6 = host.find(':') != std::string::npos;
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-void no_delay(int fd) {
-  const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 // What the acceptor learned of a connection before it became a session.
@@ -220,11 +193,11 @@ EgressProxy::Impl::Impl(EgressOptions given)
     if (!options.ca) throw std::invalid_argument("egress inject hosts need the proxy's CA");
     interceptor = std::make_unique<TlsInterceptor>(options.ca, options.upstream_ca_bundle);
   }
-  if (options.listen.empty() && options.socket.empty()) {
+  if (!options.listen && options.socket.empty()) {
     throw std::invalid_argument("the egress proxy has neither a listen address nor a socket");
   }
-  if (!options.listen.empty()) {
-    tcp_listener = listen_tcp(options.listen, port, own_address);
+  if (options.listen) {
+    tcp_listener = listen_tcp(*options.listen, port, own_address);
     options.addresses.add_own(own_address);
   }
   if (!options.socket.empty()) unix_listener = listen_unix(options.socket);
@@ -482,33 +455,29 @@ Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t
       failures += (failures.empty() ? "" : "; ") + address.to_string() + " is the proxy itself";
       continue;
     }
-    socklen_t length = 0;
-    const sockaddr_storage target = address.to_sockaddr(port, length);
-    UniqueFd fd(::socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) fail("cannot make a socket");
-    int error = 0;
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&target), length) != 0) {
-      error = errno;
-      if (error == EINPROGRESS) {
-        pollfd ready{fd.get(), POLLOUT, 0};
-        const int waited = ::poll(&ready, 1, static_cast<int>(options.connect_timeout.count()));
-        socklen_t size = sizeof error;
-        if (waited == 0) {
-          error = ETIMEDOUT;
-        } else if (waited < 0) {
-          error = errno;
-        } else if ((ready.revents & (POLLERR | POLLHUP)) == 0) {
-          error = 0;  // writable and no error: connected
-        } else if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size) != 0) {
-          error = errno;
-        }
+    if (options.parent) {
+      ParentTunnel tunnel = tunnel_through(*options.parent, address, port, options.connect_timeout);
+      if (tunnel.fd) {
+        upstream.fd = std::move(tunnel.fd);
+        return upstream;
       }
+      upstream.status = tunnel.status;
+      upstream.reply = tunnel.status == 403   ? Socks5Reply::not_allowed
+                       : tunnel.status == 504 ? Socks5Reply::ttl_expired
+                                              : Socks5Reply::host_unreachable;
+      if (tunnel.answered) {
+        upstream.refusal = tunnel.refusal;
+        return upstream;
+      }
+      failures += (failures.empty() ? "" : "; ") + tunnel.refusal;
+      continue;
     }
-    if (error == 0) {
-      no_delay(fd.get());
-      upstream.fd = std::move(fd);
+    Connected connected = connect_within(address, port, options.connect_timeout);
+    if (connected.fd) {
+      upstream.fd = std::move(connected.fd);
       return upstream;
     }
+    const int error = connected.error;
     failures += (failures.empty() ? "" : "; ") + address.to_string() + ": " + std::strerror(error);
     upstream.status = error == ETIMEDOUT ? 504 : 502;
     upstream.reply = error == ECONNREFUSED ? Socks5Reply::connection_refused

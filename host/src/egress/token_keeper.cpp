@@ -2,10 +2,14 @@
 #include <sandbox_host/host/egress/token_keeper.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 
 extern char **environ;
@@ -37,8 +41,9 @@ std::vector<std::string> this_environment() {
 }
 
 // Runs the command once; what it printed is checked by the caller.
-std::string run_token_command(HostCommand command, milliseconds bound, std::stop_token stop) {
-  const std::string name = "the token command " + command.path;
+std::string run_token_command(HostCommand command, milliseconds bound, std::stop_token stop,
+                              const std::string &subject) {
+  const std::string name = "the " + subject + " command " + command.path;
   command.timeout = bound;
   UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) throw TokenReadError("cannot run " + name + ": eventfd failed");
@@ -69,7 +74,7 @@ std::string run_token_command(HostCommand command, milliseconds bound, std::stop
   if (stop.stop_requested()) throw TokenReadError(name + " was stopped");
   if (too_long) {
     throw TokenReadError(name + " printed more than " + std::to_string(kMaxTokenOutput) +
-                         " bytes; a token is one short line");
+                         " bytes; a " + subject + " is one short line");
   }
   if (!result.error.empty()) {
     if (result.error.starts_with("timed out")) {
@@ -81,6 +86,23 @@ std::string run_token_command(HostCommand command, milliseconds bound, std::stop
     throw TokenReadError(name + " exited with code " + std::to_string(result.code));
   }
   return out;
+}
+
+// The one line a read gave, trimmed; what is wrong with it names where it came from.
+std::string one_line(std::string_view text, const std::string &source, const std::string &subject) {
+  const std::string_view line = trimmed(text);
+  if (line.empty()) throw TokenReadError("no " + subject + " in " + source);
+  if (const auto lines = std::count(line.begin(), line.end(), '\n'); lines > 0) {
+    throw TokenReadError(source + " holds " + std::to_string(lines + 1) + " lines; the " + subject +
+                         " is one line");
+  }
+  const bool printable = std::none_of(line.begin(), line.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (!printable) {
+    throw TokenReadError(source + " holds a control character in its " + subject);
+  }
+  return std::string(line);
 }
 
 }  // namespace
@@ -100,39 +122,61 @@ bool Token::held() const {
   return !token_.empty();
 }
 
-TokenReader command_token_reader(std::vector<std::string> argv) {
-  if (argv.empty()) throw std::invalid_argument("the token command is empty");
+TokenReader command_token_reader(std::vector<std::string> argv, std::string subject) {
+  if (argv.empty()) throw std::invalid_argument("the " + subject + " command is empty");
   if (argv.front().empty() || argv.front().front() != '/') {
-    throw std::invalid_argument("the token command \"" + argv.front() +
+    throw std::invalid_argument("the " + subject + " command \"" + argv.front() +
                                 "\" is not an absolute path");
   }
   HostCommand command;
   command.path = argv.front();
   command.args.assign(argv.begin() + 1, argv.end());
   command.env = this_environment();
-  return [command = std::move(command)](milliseconds bound, std::stop_token stop) {
-    const std::string out = run_token_command(command, bound, std::move(stop));
-    const std::string_view token = trimmed(out);
-    if (token.empty())
-      throw TokenReadError("no token in the command's output (" + command.path + ")");
-    if (const auto lines = std::count(token.begin(), token.end(), '\n'); lines > 0) {
-      throw TokenReadError("the token command " + command.path + " printed " +
-                           std::to_string(lines + 1) + " lines; the token is one line");
+  return [command = std::move(command), subject = std::move(subject)](milliseconds bound,
+                                                                      std::stop_token stop) {
+    const std::string out = run_token_command(command, bound, std::move(stop), subject);
+    return one_line(out, "the output of the " + subject + " command " + command.path, subject);
+  };
+}
+
+TokenReader file_token_reader(std::filesystem::path path, std::string subject) {
+  if (!path.is_absolute()) {
+    throw std::invalid_argument("the " + subject + " file \"" + path.string() +
+                                "\" is not an absolute path");
+  }
+  return [path = std::move(path), subject = std::move(subject)](milliseconds, std::stop_token) {
+    const std::string name = "the " + subject + " file " + path.string();
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!fd) throw TokenReadError("cannot open " + name + ": " + std::strerror(errno));
+    struct stat status {};
+    if (::fstat(fd.get(), &status) != 0 || !S_ISREG(status.st_mode)) {
+      throw TokenReadError(name + " is not a regular file");
     }
-    const bool printable = std::none_of(token.begin(), token.end(), [](char c) {
-      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-    });
-    if (!printable) {
-      throw TokenReadError("the token command " + command.path +
-                           " printed a control character in its token");
+    std::string text(kMaxTokenOutput + 1, '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw TokenReadError("cannot read " + name + ": " + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
     }
-    return std::string(token);
+    if (got > kMaxTokenOutput) {
+      throw TokenReadError(name + " holds more than " + std::to_string(kMaxTokenOutput) +
+                           " bytes; a " + subject + " is one short line");
+    }
+    text.resize(got);
+    return one_line(text, name, subject);
   };
 }
 
 TokenKeeper::TokenKeeper(Token &token, TokenRenewal renewal, TokenReader read,
-                         std::function<void(const std::string &)> say)
-    : token_(token), renewal_(std::move(renewal)), read_(std::move(read)), say_(std::move(say)) {
+                         std::function<void(const std::string &)> say, std::string subject)
+    : token_(token),
+      renewal_(std::move(renewal)),
+      read_(std::move(read)),
+      say_(std::move(say)),
+      subject_(std::move(subject)) {
   const bool positive = renewal_.every.count() > 0 && renewal_.bound.count() > 0 &&
                         renewal_.cold_bound.count() > 0 &&
                         std::all_of(renewal_.backoff.begin(), renewal_.backoff.end(),
@@ -159,18 +203,18 @@ void TokenKeeper::keep(std::stop_token stop) {
     std::string event;
     try {
       std::string fresh = read_(held ? renewal_.bound : renewal_.cold_bound, stop);
-      if (fresh.empty()) throw TokenReadError("the read gave an empty token");
+      if (fresh.empty()) throw TokenReadError("the read gave an empty " + subject_);
       if (stop.stop_requested()) return;
       token_.set(std::move(fresh));
       failures_in_a_row = 0;
-      event = held ? "token renewed" : "token read";
+      event = subject_ + (held ? " renewed" : " read");
     } catch (const std::exception &error) {
       if (stop.stop_requested()) return;
       if (failures_in_a_row < renewal_.backoff.size()) wait = renewal_.backoff[failures_in_a_row];
       ++failures_in_a_row;
-      event = std::string("token read failed: ") + error.what() +
-              (held ? "; keeping the token held" : "; no token held") + "; next read in " +
-              describe(wait);
+      event = subject_ + " read failed: " + error.what() +
+              (held ? "; keeping the " + subject_ + " held" : "; no " + subject_ + " held") +
+              "; next read in " + describe(wait);
     }
     tell(event);
     std::unique_lock lock(wait_mutex_);

@@ -99,6 +99,14 @@ class TokenCommand : public testing::Test {
     return path.string();
   }
 
+  // A file in the test's directory holding exactly content.
+  fs::path file(const std::string &name, const std::string &content) {
+    const fs::path path = temp_.dir() / name;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+    return path;
+  }
+  const fs::path &temp_dir() const { return temp_.dir(); }
+
   // Writes its pid and its child's to $dir/pid and $dir/child, then waits on the child.
   std::string hanging_script() {
     return script("hang",
@@ -217,7 +225,7 @@ TEST_F(TokenCommand, NoOutputIsNoToken) {
   for (const std::string body : {"exit 0\n", "printf ' \\n\\t\\n'\n"}) {
     const Read read = read_once(command_token_reader({script("silent", body)}), 10s);
     EXPECT_FALSE(read.token);
-    EXPECT_TRUE(contains(read.error, "no token in the command's output")) << read.error;
+    EXPECT_TRUE(contains(read.error, "no token in the output of the token command ")) << read.error;
   }
 }
 
@@ -225,7 +233,7 @@ TEST_F(TokenCommand, TwoLinesAreNoToken) {
   const Read read = read_once(
       command_token_reader({script("two-lines", "echo ghu_first\necho ghu_second\n")}), 10s);
   EXPECT_FALSE(read.token);
-  EXPECT_TRUE(contains(read.error, "printed 2 lines")) << read.error;
+  EXPECT_TRUE(contains(read.error, "holds 2 lines; the token is one line")) << read.error;
   EXPECT_FALSE(contains(read.error, "ghu_")) << read.error;
 }
 
@@ -254,6 +262,39 @@ TEST(TokenCommandReader, RefusesAnEmptyOrRelativeCommand) {
   EXPECT_THROW(command_token_reader({}), std::invalid_argument);
   EXPECT_THROW(command_token_reader({"devctl", "token"}), std::invalid_argument);
   EXPECT_THROW(command_token_reader({""}), std::invalid_argument);
+}
+
+// ---- the file reader -----------------------------------------------------------------------
+
+TEST_F(TokenCommand, AFilesTrimmedLineIsTheTokenAndAReplacedFileIsReadAgain) {
+  const fs::path credential = file("credential", "  proxyuser:s3cret \n");
+  const auto reader = file_token_reader(credential, "parent proxy credential");
+  EXPECT_EQ(read_once(reader, 10s).token, "proxyuser:s3cret");
+  file("credential", "proxyuser:rotated\n");
+  EXPECT_EQ(read_once(reader, 10s).token, "proxyuser:rotated");
+}
+
+TEST_F(TokenCommand, WhatIsWrongWithAFileIsNamedAndNeverItsContent) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"", "no parent proxy credential in the parent proxy credential file "},
+      {"u:first\nu:second\n", "holds 2 lines; the parent proxy credential is one line"},
+      {"u:p\x01w\n", "holds a control character in its parent proxy credential"},
+      {std::string(70000, 'x'), "holds more than 65536 bytes"},
+  };
+  for (const auto &[content, problem] : cases) {
+    const fs::path credential = file("credential", content);
+    const Read read = read_once(file_token_reader(credential, "parent proxy credential"), 10s);
+    EXPECT_FALSE(read.token);
+    EXPECT_TRUE(contains(read.error, problem)) << read.error;
+    EXPECT_TRUE(contains(read.error, credential.string())) << read.error;
+    EXPECT_FALSE(contains(read.error, "u:")) << read.error;
+  }
+  const Read missing = read_once(file_token_reader(temp_dir() / "absent"), 10s);
+  EXPECT_TRUE(contains(missing.error, "cannot open the token file ")) << missing.error;
+  EXPECT_TRUE(contains(missing.error, "No such file or directory")) << missing.error;
+  const Read directory = read_once(file_token_reader(temp_dir()), 10s);
+  EXPECT_TRUE(contains(directory.error, "is not a regular file")) << directory.error;
+  EXPECT_THROW(file_token_reader("relative/credential"), std::invalid_argument);
 }
 
 TEST_F(TokenCommand, AStopEndsAReadPromptlyWithItsProcesses) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/egress/loopback_endpoint.hpp>
 #include <sandbox_host/spec.hpp>
 
 #include <sys/types.h>
@@ -114,18 +115,21 @@ struct BrokerConfig {
   BrokerIdentity identity = BrokerIdentity::lock;  // "lock" or "scan"
 };
 
-// A TCP listener on the loopback interface.
-struct LoopbackEndpoint {
-  std::string address;     // in 127.0.0.0/8, or "::1"; as written (no brackets)
-  std::uint16_t port = 0;  // 0: any free port
+// The [egress.parent] table: the operator's HTTP proxy every allowed connection is dialled
+// through (docs/egress.md). At most one of credential_file and credential_command.
+struct ParentProxyConfig {
+  std::string host;  // key url "http://<host>:<port>": a name or an IP literal
+  std::uint16_t port = 0;
+  std::filesystem::path credential_file;        // "user:password" on one line
+  std::vector<std::string> credential_command;  // absolute path and arguments; prints it
 };
 
 // The [egress] table: the egress proxy (docs/egress.md), and what a plugin with network
-// "proxied" goes through. Names and numbers are checked for their form here; the allow
-// list's entries are the proxy's to parse.
+// "proxied" goes through. load_config checks every entry with the proxy's own parsers.
 struct EgressConfig {
   // key listen; nullopt when written "" (no TCP listener).
-  std::optional<LoopbackEndpoint> listen = LoopbackEndpoint{"127.0.0.1", 3128};
+  std::optional<egress::LoopbackEndpoint> listen =
+      egress::LoopbackEndpoint::parse("127.0.0.1:3128");
   // The unix socket listener; load_config() defaults it to <broker.state_dir>/egress.sock.
   std::filesystem::path socket;
   std::vector<std::string> allow;            // hosts commands reach
@@ -150,6 +154,7 @@ struct EgressConfig {
   std::size_t max_tunnels = 20000;           // 1..1000000
   std::chrono::days ca_validity{30};         // key ca_validity_days, 1..3650
   std::chrono::hours leaf_validity{24};      // key leaf_validity_hours, 1..8760, within the CA's
+  std::optional<ParentProxyConfig> parent;   // [egress.parent]; nullopt: dial directly
 
   // The port on 127.0.0.1 inside a proxied plugin's sandbox: listen's, else 3128.
   std::uint16_t sandbox_port() const noexcept;

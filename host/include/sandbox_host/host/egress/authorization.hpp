@@ -13,4 +13,9 @@ namespace sandbox_host::egress {
 // control character or space, which would end or split the header.
 std::string authorization(std::string_view host, std::string_view token);
 
+// "Basic " + base64(credential), for the parent proxy's Proxy-Authorization. credential is
+// "user:password". Throws std::invalid_argument, never naming it, when it has no ':' or a
+// control character.
+std::string basic_credentials(std::string_view credential);
+
 }  // namespace sandbox_host::egress

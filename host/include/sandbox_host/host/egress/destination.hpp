@@ -3,6 +3,7 @@
 // dialled, so a DNS answer cannot change between the check and the connection.
 #pragma once
 
+#include <sandbox_host/host/egress/entry_error.hpp>
 #include <sandbox_host/host/egress/ip_address.hpp>
 
 #include <map>
@@ -20,7 +21,7 @@ namespace sandbox_host::egress {
 // An IPv4-mapped IPv6 address is judged as the IPv4 address it stands for.
 class AddressPolicy {
  public:
-  // Throws std::invalid_argument naming the bad entry (not an address, a prefix length out
+  // Throws EntryError naming the bad entry (not an address, a prefix length out
   // of range, bits set past the prefix length).
   static AddressPolicy parse(const std::vector<std::string> &allowed);
   void add_own(const IpAddress &address);  // the proxy's own addresses
@@ -48,6 +49,10 @@ struct Resolution {
   std::vector<IpAddress> addresses;  // every one checked; dial these and nothing else
   std::string refusal;               // non-empty: why the host may not be reached
 };
+
+// Every IPv4 and IPv6 address name resolves to, each once, in the resolver's order; empty,
+// with the resolver's error in error, when there is none. Checks nothing. Blocks.
+std::vector<IpAddress> resolve_addresses(const std::string &name, std::string &error);
 
 // Resolves host (an IP literal in any spelling, or a name) once, checks EVERY address (any
 // refused address refuses the whole name: a DNS answer that mixes a public and a private

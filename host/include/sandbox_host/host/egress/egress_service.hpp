@@ -37,7 +37,9 @@ class EgressService {
 
  private:
   std::shared_ptr<Token> token_;
+  std::shared_ptr<Token> parent_credential_;  // null without a credential for the parent
   std::unique_ptr<TokenKeeper> keeper_;
+  std::unique_ptr<TokenKeeper> parent_keeper_;
   std::unique_ptr<EgressProxy> proxy_;
   std::filesystem::path directory_;
 };

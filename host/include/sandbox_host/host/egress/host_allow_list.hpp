@@ -2,6 +2,8 @@
 // "*.example.com" for subdomains, IP literals, each with the ports it allows.
 #pragma once
 
+#include <sandbox_host/host/egress/entry_error.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,7 +37,7 @@ class HostAllowList {
   // with ports: "github.com:443", "*.example.com:443,8443", "127.0.0.1:8443", "[::1]:8443".
   // Names are normalised as normalize_host_name does and IP literals compared on their
   // canonical form. Without ports an entry allows 80 and 443 only; entries for the same
-  // host add their ports up. Throws std::invalid_argument naming the bad entry (empty, "*"
+  // host add their ports up. Throws EntryError naming the bad entry (empty, "*"
   // alone, "*foo.com", "foo.*.com", bad port, port 0, a label too long ...).
   static HostAllowList parse(const std::vector<std::string> &entries);
 

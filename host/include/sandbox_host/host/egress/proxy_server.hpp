@@ -8,6 +8,8 @@
 #include <sandbox_host/host/egress/certificate_authority.hpp>
 #include <sandbox_host/host/egress/destination.hpp>
 #include <sandbox_host/host/egress/host_allow_list.hpp>
+#include <sandbox_host/host/egress/loopback_endpoint.hpp>
+#include <sandbox_host/host/egress/parent_proxy.hpp>
 #include <sandbox_host/host/egress/token_keeper.hpp>
 
 #include <sys/types.h>
@@ -25,8 +27,8 @@
 namespace sandbox_host::egress {
 
 struct EgressOptions {
-  std::string listen;            // "127.0.0.1:3128" (port 0: any); empty: no TCP listener
-  std::filesystem::path socket;  // the unix socket; empty: none
+  std::optional<LoopbackEndpoint> listen;  // nullopt: no TCP listener
+  std::filesystem::path socket;            // the unix socket; empty: none
   HostAllowList allow;
   AddressPolicy addresses;
   ResolverOverrides resolve;
@@ -35,6 +37,8 @@ struct EgressOptions {
   std::shared_ptr<CertificateAuthority> ca;  // required when inject is not empty
   std::filesystem::path upstream_ca_bundle;  // empty: the system's roots
   std::optional<uid_t> same_user;            // serve only this uid's connections
+  // Every allowed connection dialled through this HTTP proxy; nullopt: dialled directly.
+  std::optional<ParentProxy> parent;
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds head_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
@@ -52,10 +53,16 @@ using TokenReader =
 // The operator's token command: argv[0] an absolute path, run with the rest as arguments,
 // no shell, this process's environment, in its own session, killed with its descendants
 // when cut. Its stdout, trimmed, is the token. A non-zero exit, a cut at the bound, output
-// of more than 64 KiB, no output ("no token in the command's output") or more than one
-// line are read errors naming the cause; its stderr is dropped, since it may echo the
-// token. Throws std::invalid_argument for an empty argv or a relative path.
-TokenReader command_token_reader(std::vector<std::string> argv);
+// of more than 64 KiB, no output ("no token in the output of the token command ...") or
+// more than one line are read errors naming the cause; its stderr is dropped, since it may
+// echo the token. subject names what is read in those errors ("token", "parent proxy
+// credential"). Throws std::invalid_argument for an empty argv or a relative path.
+TokenReader command_token_reader(std::vector<std::string> argv, std::string subject = "token");
+
+// A file holding the token on one line, read whole at each read (so a file the operator
+// replaces is taken at the next renewal), trimmed, with the command's checks on what it
+// holds. Throws std::invalid_argument for a relative path.
+TokenReader file_token_reader(std::filesystem::path path, std::string subject = "token");
 
 // Seed 000's KeepGitHub: sets token to what read returns, at once and then as renewal
 // says, on a thread of its own until destroyed; destruction stops it promptly, mid-wait
@@ -65,8 +72,9 @@ TokenReader command_token_reader(std::vector<std::string> argv);
 class TokenKeeper {
  public:
   // Throws std::invalid_argument for a duration that is not positive or an empty read.
+  // subject names what is kept in say's lines ("token", "parent proxy credential").
   TokenKeeper(Token &token, TokenRenewal renewal, TokenReader read,
-              std::function<void(const std::string &)> say);
+              std::function<void(const std::string &)> say, std::string subject = "token");
   ~TokenKeeper();
   TokenKeeper(const TokenKeeper &) = delete;
   TokenKeeper &operator=(const TokenKeeper &) = delete;
@@ -79,6 +87,7 @@ class TokenKeeper {
   TokenRenewal renewal_;
   TokenReader read_;
   std::function<void(const std::string &)> say_;
+  std::string subject_;
   std::mutex wait_mutex_;
   std::condition_variable_any wait_;
   std::jthread thread_;  // last: stopped and joined before the members it uses go
