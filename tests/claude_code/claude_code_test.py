@@ -490,6 +490,27 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
                       "a bare session no longer reads outside the policy: update policy check "
                       "and docs/agent-policy.md; " + session.describe())
 
+    def test_policy_check_names_bash_in_a_bare_session_started_outside_the_write_paths(self):
+        if shutil.which("socat") is None:
+            self.skipTest("socat is missing: Claude Code's sandbox needs it for the network")
+        check = subprocess.run([str(self.machine.exe), "policy", "check", "--policy",
+                                str(self.machine.policy)], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertIn("Bash in a session started in a directory outside the write entries, "
+                      f"other than home {self.machine.home} itself", check.stdout)
+        # What that line says, in a real bare session: Claude Code's sandbox made the
+        # session's directory writable, and no hook ran to refuse its Bash.
+        written = self.machine.other / "written-by-bare-bash"
+        session = self.session(
+            "Bash", {"command": f"cat {self.machine.other}/private.txt; echo x > {written}",
+                     "description": "write the session's directory"},
+            cwd=self.machine.other, args=("--bare", "--dangerously-skip-permissions"))
+        self.assertTrue(written.exists(),
+                        "a bare session started outside the write paths no longer writes its "
+                        "directory: update policy check and docs/agent-policy.md; "
+                        + session.describe())
+        written.unlink()
+
     def test_curl_reaches_an_allowed_host_through_the_egress_proxy_and_no_other(self):
         if shutil.which("socat") is None or shutil.which("curl") is None:
             self.skipTest("socat and curl are needed: Claude Code's sandbox bridges the proxy "

@@ -105,5 +105,11 @@ TEST(HooklessRules, EditOutsideTheWritePathsIsAlwaysNamedUnheld) {
                     "tool_write entries"));
 }
 
+TEST(HooklessRules, BashInASessionStartedOutsideTheWritePathsIsAlwaysNamedUnheld) {
+  EXPECT_TRUE(names(hookless_rules(base()).unheld,
+                    "Bash in a session started in a directory outside the write entries, "
+                    "other than home /home/u itself"));
+}
+
 }  // namespace
 }  // namespace sandbox_host::policy

@@ -114,6 +114,17 @@ HooklessRules hookless_rules(const Policy &policy) {
   out.unheld.push_back(
       "Edit anywhere outside the write and tool_write entries: no rule can say \"everywhere "
       "but these\"; the file's own permissions decide");
+  // Claude Code's sandbox adds the working directory to its write list whatever the
+  // settings say, and its denyWrite binds only inside that list; home in denyWrite leaves a
+  // session in the home itself without Bash, but no key reaches a directory below or
+  // outside it.
+  out.unheld.push_back(
+      "Bash in a session started in a directory outside the write entries, "
+      "other than home " +
+      policy.home +
+      " itself: Claude Code's sandbox makes the session's working directory "
+      "writable (and readable) to every command, and only the hook refuses "
+      "that session's Bash");
   return out;
 }
 

@@ -26,7 +26,9 @@ struct HooklessRules {
 // (settings.json, CLAUDE.md, commands, agents, skills, plugins, ...) and its global config
 // file (harness + ".json", Claude Code's ~/.claude.json) that no entry re-allows. A path holding a
 // character the rules' globs read
-// (*?[]{}()\!) is left unheld rather than written as a pattern it is not.
+// (*?[]{}()\!) is left unheld rather than written as a pattern it is not. Two parts are
+// always unheld: Edit outside the write entries, and Bash in a session started outside them
+// anywhere but the home itself.
 HooklessRules hookless_rules(const Policy &policy);
 
 }  // namespace sandbox_host::policy
