@@ -1,8 +1,5 @@
 #include "landlock_abi.hpp"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <stdexcept>
@@ -36,12 +33,6 @@ constexpr std::array<AbiRights, kNewestKnownAbi> kTable{{
 AbiRights rights_for(int abi) {
   if (abi < 1) throw std::invalid_argument("landlock: no ABI " + std::to_string(abi));
   return kTable[std::min(abi, kNewestKnownAbi) - 1];
-}
-
-int kernel_abi() noexcept {
-  constexpr unsigned kCreateRulesetVersion = 1U << 0;
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
-  return abi < 0 ? 0 : static_cast<int>(abi);
 }
 
 }  // namespace sandbox_host::landlock

@@ -3,6 +3,8 @@
 // (Debian 12: ABI 2) may be older than the kernel the sandbox runs on.
 #pragma once
 
+#include <sandbox_host/backends/landlock_version.hpp>
+
 #include <cstdint>
 
 namespace sandbox_host::landlock {
@@ -68,8 +70,5 @@ inline constexpr int kNewestKnownAbi = 7;
 // The row for abi; a kernel newer than the table is used at kNewestKnownAbi (best effort:
 // what this code knows how to ask for). abi must be at least 1.
 AbiRights rights_for(int abi);
-
-// The running kernel's ABI version, 0 when Landlock is unsupported or disabled.
-int kernel_abi() noexcept;
 
 }  // namespace sandbox_host::landlock

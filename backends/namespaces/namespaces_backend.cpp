@@ -24,6 +24,7 @@
 #include "userns_probe.hpp"
 
 #include <sandbox_host/backends/hardening.hpp>
+#include <sandbox_host/backends/landlock_version.hpp>
 #include <sandbox_host/backends/resource_limits.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
@@ -298,6 +299,7 @@ class NamespacesBackend final : public Backend {
  public:
   ProbeReport probe() override {
     ProbeReport report = probe_user_namespaces();
+    report.landlock_abi = landlock::kernel_abi();
     report.bounds = backends::confined_plugin_bounds(backends::ProcessCount::user_namespace);
     report.bounds.push_back({"tmp_size", true, "size= of the sandbox's own tmpfs /tmp"});
     report.bounds.push_back(

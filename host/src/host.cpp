@@ -77,6 +77,7 @@ BackendStatus Host::status_of(const std::string &name) const {
   status.reason = report.reason;
   status.hint = report.hint;
   status.warning = report.warning;
+  status.landlock_abi = report.landlock_abi;
   status.bounds = std::move(report.bounds);
   status.abi_minor = module->abi().minor;
   try {
@@ -96,7 +97,8 @@ std::vector<BackendStatus> Host::probe_all() const {
 }
 
 Availability Host::probe_uncached(const std::optional<std::string> &forced) const {
-  const int landlock_abi = kernel_landlock_abi();
+  // A backend is probed only when the choice needs it; the Landlock ABI is what the chosen
+  // one reported.
   if (forced) {
     const auto &enabled = config_.backends_enabled;
     if (std::find(enabled.begin(), enabled.end(), *forced) == enabled.end()) {
@@ -104,19 +106,19 @@ Availability Host::probe_uncached(const std::optional<std::string> &forced) cons
           std::string(kEnvBackend) + "=" + *forced +
           ": no such backend enabled; enabled backends: " + boost::algorithm::join(enabled, ", "));
     }
-    BackendStatus status = status_of(*forced);
+    const BackendStatus status = status_of(*forced);
     if (!status.available) {
       throw ProbeError(std::string(kEnvBackend) + "=" + *forced +
                        ": the forced backend does "
                        "not work here, and a forced backend never falls through: " +
                        with_hint(status));
     }
-    return {*forced, status.warning, landlock_abi};
+    return {*forced, status.warning, status.landlock_abi};
   }
   std::string reasons;
   for (const auto &name : config_.backend_priority) {
-    BackendStatus status = status_of(name);
-    if (status.available) return {name, status.warning, landlock_abi};
+    const BackendStatus status = status_of(name);
+    if (status.available) return {name, status.warning, status.landlock_abi};
     reasons += (reasons.empty() ? "" : "; ") + name + ": " + with_hint(status);
   }
   throw ProbeError("no sandbox backend works on this host (" +

@@ -28,8 +28,13 @@ class CapDriver {
   virtual std::string describe() const = 0;
 };
 
+struct ChosenDriver {
+  std::unique_ptr<CapDriver> driver;
+  std::string why;  // "auto: no systemd; parent /x is on a cgroup v1 hierarchy"
+};
+
 // The driver the op's [ops.<name>] table chooses (driver, parent, bus), checked: throws
 // config.error(key, ...) for a key written wrong and std::runtime_error when none fits.
-std::unique_ptr<CapDriver> make_driver(const OpConfig &config);
+ChosenDriver make_driver(const OpConfig &config);
 
 }  // namespace sandbox_host::cap

@@ -2,7 +2,7 @@
 // table and /run/systemd/system, never a bus, so probe can ask it cheaply.
 #include "cap_driver_choice.hpp"
 
-#include <cgroup_mounts.hpp>
+#include <sandbox_host/cgroup_mounts.hpp>
 
 #include <stdexcept>
 #include <system_error>

@@ -1,7 +1,6 @@
 // Which way cap-slot and scope cap memory on this host (their `driver`): systemd over
-// D-Bus, cgroup v2 or cgroup v1, chosen when the op module is created. Shared by the two
-// modules and by `sandbox-host probe`, which names the driver without loading a module, so
-// it carries no D-Bus code: only the facts of the host the choice rests on.
+// D-Bus, cgroup v2 or cgroup v1, chosen when the op module is created, from the facts of
+// the host the choice rests on.
 #pragma once
 
 #include <filesystem>

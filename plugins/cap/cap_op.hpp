@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sandbox_host::cap {
 
@@ -47,6 +49,11 @@ inline MemoryCap requested_cap(std::string_view op, const Request &request,
     driver.check_slice(cap.slice);
     return cap;
   });
+}
+
+// What `sandbox-host probe` shows for the op: the driver it chose when it loaded, and why.
+inline std::vector<std::pair<std::string, std::string>> driver_report(const ChosenDriver &chosen) {
+  return {{"driver", chosen.driver->describe()}, {"chosen", chosen.why}};
 }
 
 }  // namespace sandbox_host::cap

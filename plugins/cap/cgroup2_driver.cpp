@@ -5,7 +5,7 @@
 #include "cgroup_dirs.hpp"
 #include "drivers.hpp"
 
-#include <cgroup_mounts.hpp>
+#include <sandbox_host/cgroup_mounts.hpp>
 
 #include <sstream>
 #include <stdexcept>

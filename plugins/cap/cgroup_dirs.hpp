@@ -3,7 +3,7 @@
 // of the pinned requester into a scope's cgroup.procs.
 #pragma once
 
-#include <cgroup_control.hpp>
+#include <sandbox_host/cgroup_control.hpp>
 
 #include <filesystem>
 #include <mutex>

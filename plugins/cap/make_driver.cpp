@@ -64,7 +64,7 @@ fs::path cgroup_parent(const OpConfig &config, const std::string &parent, Driver
 
 }  // namespace
 
-std::unique_ptr<CapDriver> make_driver(const OpConfig &config) {
+ChosenDriver make_driver(const OpConfig &config) {
   config.allow_only({"driver", "parent", "bus"});
   DriverSettings settings;
   try {
@@ -95,11 +95,12 @@ std::unique_ptr<CapDriver> make_driver(const OpConfig &config) {
   }
   switch (choice.kind) {
     case DriverKind::systemd:
-      return make_systemd_driver(slice_parent(config, *parent, choice.why), settings.bus);
+      return {make_systemd_driver(slice_parent(config, *parent, choice.why), settings.bus),
+              choice.why};
     case DriverKind::cgroup2:
-      return make_cgroup2_driver(cgroup_parent(config, *parent, choice.kind));
+      return {make_cgroup2_driver(cgroup_parent(config, *parent, choice.kind)), choice.why};
     case DriverKind::cgroup1:
-      return make_cgroup1_driver(cgroup_parent(config, *parent, choice.kind));
+      return {make_cgroup1_driver(cgroup_parent(config, *parent, choice.kind)), choice.why};
   }
   throw std::logic_error("unknown cap driver");
 }

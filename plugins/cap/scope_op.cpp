@@ -8,14 +8,12 @@
 //                              --unit run-42.scope -- make -j8
 #include "cap_op.hpp"
 
-#include <memory>
-
 namespace {
 
 class ScopeOp final : public sandbox_host::BrokerOp {
  public:
   explicit ScopeOp(const sandbox_host::HostInfo &host)
-      : op_(host.config.op()), driver_(sandbox_host::cap::make_driver(host.config)) {}
+      : op_(host.config.op()), chosen_(sandbox_host::cap::make_driver(host.config)) {}
 
   void handle(const sandbox_host::Request &request, const sandbox_host::Requester &requester,
               sandbox_host::Reply &) override {
@@ -25,14 +23,18 @@ class ScopeOp final : public sandbox_host::BrokerOp {
       throw sandbox_host::refusal(op_, "unit is required: the scope to run in, <name>.scope");
     }
     cap::refusing(op_, [&] { cap::check_unit_name("unit", request.unit, ".scope"); });
-    const cap::MemoryCap wanted = cap::requested_cap(op_, request, *driver_);
-    cap::refusing(op_, [&] { driver_->enter_scope(wanted, request.unit, requester.pidfd); });
+    const cap::MemoryCap wanted = cap::requested_cap(op_, request, *chosen_.driver);
+    cap::refusing(op_, [&] { chosen_.driver->enter_scope(wanted, request.unit, requester.pidfd); });
+  }
+
+  std::vector<std::pair<std::string, std::string>> report() const override {
+    return sandbox_host::cap::driver_report(chosen_);
   }
 
  private:
   const std::string op_;
   // Set up once; each driver guards what concurrent requests share.
-  const std::unique_ptr<sandbox_host::cap::CapDriver> driver_;
+  const sandbox_host::cap::ChosenDriver chosen_;
 };
 
 }  // namespace

@@ -1,10 +1,10 @@
 // The kubeconfig rewrite and the sandbox's SOCKS5 proxy (kubeconfig_proxy.hpp). Loopback is
-// judged by the egress proxy's own IP parser (host/src/egress/ip_address.cpp), so that an
-// address the proxy would take as 127.0.0.1 is one this rewrite takes as loopback too.
+// judged by the SDK's IP literal parser, the one the egress proxy reads hosts with, so that
+// an address the proxy would take as 127.0.0.1 is one this rewrite takes as loopback too.
 #include "kubeconfig_proxy.hpp"
 
 #include <sandbox_host/command_op.hpp>
-#include <sandbox_host/host/egress/ip_address.hpp>
+#include <sandbox_host/ip_literal.hpp>
 
 #include <yaml-cpp/yaml.h>
 
@@ -22,19 +22,19 @@
 namespace sandbox_host::kubeconfig {
 namespace {
 
-bool is_loopback_address(const egress::IpAddress &address) {
-  static const egress::IpAddress loopback4 = *egress::parse_ip_literal("127.0.0.0");
-  static const egress::IpAddress loopback6 = *egress::parse_ip_literal("::1");
+bool is_loopback_address(const ip::IpAddress &address) {
+  static const ip::IpAddress loopback4 = *ip::parse_ip_literal("127.0.0.0");
+  static const ip::IpAddress loopback6 = *ip::parse_ip_literal("::1");
   if (address == loopback6) return true;
-  const egress::IpAddress judged = egress::unmapped_ipv4(address).value_or(address);
-  return judged.family == AF_INET && egress::in_block(judged, loopback4, 8);
+  const ip::IpAddress judged = ip::unmapped_ipv4(address).value_or(address);
+  return judged.family == AF_INET && ip::in_block(judged, loopback4, 8);
 }
 
 // localhost in any case, with one trailing dot as in a name, or a loopback IP literal.
 bool is_loopback_host(std::string host) {
   for (char &c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (host == "localhost" || host == "localhost.") return true;
-  const auto address = egress::parse_ip_literal(host);
+  const auto address = ip::parse_ip_literal(host);
   return address && is_loopback_address(*address);
 }
 
@@ -237,7 +237,7 @@ std::string proxy_url_from(const std::string &name, const std::string &value) {
     throw std::invalid_argument(variable + " is not on loopback, so it is no proxied sandbox's " +
                                 "SOCKS5 proxy (that is 127.0.0.1:<port> in the sandbox)");
   }
-  const auto address = egress::parse_ip_literal(authority.host);
+  const auto address = ip::parse_ip_literal(authority.host);
   std::string host = authority.host;
   if (address) {
     host = address->family == AF_INET6 ? "[" + address->to_string() + "]" : address->to_string();

@@ -5,9 +5,14 @@
 #include "cap_harness.hpp"
 #include "served_broker.hpp"
 
+#include <Poco/JSON/Parser.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
 
 namespace cap_test {
 namespace {
@@ -130,15 +135,48 @@ TEST_P(ScopeThroughTheBroker, CapSlotCapsTheSliceAndProbeNamesTheDriver) {
   EXPECT_EQ(read_file(slots_->path() / "slot2.slice/memory.memsw.limit_in_bytes"),
             std::to_string(80 << 20) + "\n");
 
-  const ProcessResult probe = run_process(
-      {broker_.sandbox_host(), "probe", "--config", (broker_.root() / "config.toml").string()});
-  const std::string why = "cgroup1 (auto: no systemd; parent " + slots_->path().string() +
-                          " is on a cgroup v1 hierarchy)";
-  EXPECT_NE(probe.out.find("\n  scope: " + why + "\n"), std::string::npos) << probe.out;
-  EXPECT_NE(probe.out.find("\n  cap-slot: " + why + "\n"), std::string::npos) << probe.out;
-  EXPECT_NE(probe.out.find("\ncap driver: cgroup1 (auto: no systemd; the memory controller is "
-                           "on cgroup v1 at /sys/fs/cgroup/memory)\n"),
-            std::string::npos)
+  // probe shows what each op module reports about itself, which the host names nothing of.
+  const std::string config = (broker_.root() / "config.toml").string();
+  const ProcessResult probe = run_process({broker_.sandbox_host(), "probe", "--config", config});
+  const std::string report = "\n    driver: cgroup1 (parent " + slots_->path().string() +
+                             ")\n    chosen: auto: no systemd; parent " + slots_->path().string() +
+                             " is on a cgroup v1 hierarchy\n";
+  EXPECT_NE(probe.out.find("\n  scope: loaded (0.1.0)" + report), std::string::npos) << probe.out;
+  EXPECT_NE(probe.out.find("\n  cap-slot: loaded (0.1.0)" + report), std::string::npos)
+      << probe.out;
+
+  const ProcessResult json =
+      run_process({broker_.sandbox_host(), "probe", "--config", config, "--json"});
+  Poco::JSON::Parser parser;
+  const auto ops = parser.parse(json.out).extract<Poco::JSON::Object::Ptr>()->getArray("ops");
+  ASSERT_TRUE(ops) << json.out;
+  std::set<std::string> reported;
+  for (std::size_t i = 0; i < ops->size(); ++i) {
+    const auto op = ops->getObject(i);
+    if (op->getValue<std::string>("name") != "scope" &&
+        op->getValue<std::string>("name") != "cap-slot") {
+      continue;
+    }
+    reported.insert(op->getValue<std::string>("name"));
+    EXPECT_TRUE(op->getValue<bool>("loaded")) << json.out;
+    EXPECT_EQ(op->getObject("report")->getValue<std::string>("driver"),
+              "cgroup1 (parent " + slots_->path().string() + ")");
+  }
+  EXPECT_EQ(reported, (std::set<std::string>{"scope", "cap-slot"})) << json.out;
+}
+
+TEST_P(ScopeThroughTheBroker, ProbeSaysWhyAnOpDidNotLoad) {
+  // The broker's own module directory (its config's first line), and a cap-slot without
+  // the parent it requires.
+  std::string module_dirs;
+  std::getline(std::ifstream(broker_.root() / "config.toml"), module_dirs);
+  const fs::path config = broker_.root() / "unloadable.toml";
+  std::ofstream(config) << module_dirs << "\n[ops]\nenabled = [\"cap-slot\"]\n"
+                        << "[ops.cap-slot]\ndriver = \"cgroup1\"\n";
+  const ProcessResult probe =
+      run_process({broker_.sandbox_host(), "probe", "--config", config.string()});
+  EXPECT_NE(probe.out.find("\n  cap-slot: not loaded: module "), std::string::npos) << probe.out;
+  EXPECT_NE(probe.out.find("init failed: ops.cap-slot.parent: is required"), std::string::npos)
       << probe.out;
 }
 

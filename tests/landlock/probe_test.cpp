@@ -131,6 +131,13 @@ TEST_F(LandlockProbe, ForcedWhereNamespacesWorkToo) {
   ASSERT_EQ(probe.code, 0) << probe.err;
   ASSERT_EQ(parsed(probe)->getValue<std::string>("chosen"), "namespaces")
       << "this test needs a host where namespaces work";
+  // The host asks the kernel nothing; both Linux backends report its Landlock ABI.
+  EXPECT_EQ(parsed(probe)->getValue<int>("landlock_abi"), landlock::kernel_abi());
+  for (const char *name : {"namespaces", "landlock"}) {
+    auto backend = backend_named(parsed(probe), name);
+    ASSERT_TRUE(backend) << probe.out;
+    EXPECT_EQ(backend->getValue<int>("landlock_abi"), landlock::kernel_abi()) << name;
+  }
 
   ProcessResult forced_probe =
       run_process({SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(env_forcing("landlock")));

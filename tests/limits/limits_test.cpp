@@ -10,7 +10,7 @@
 
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 
-#include <cgroup_mounts.hpp>
+#include <sandbox_host/cgroup_mounts.hpp>
 
 #include <Poco/JSON/Parser.h>
 #include <gtest/gtest.h>

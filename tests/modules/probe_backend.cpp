@@ -1,5 +1,7 @@
 // A backend for probe tests, built twice (as "alpha" and "beta"): it works while the
-// variable TEST_BACKEND_<NAME> is "1", and counts its probes in its warning.
+// variable TEST_BACKEND_<NAME> is "1", counts its probes in its warning, and reports the
+// Landlock ABI that TEST_BACKEND_<NAME>_LANDLOCK_ABI says (as the Landlock backend reports
+// the kernel's).
 #include <sandbox_host/module.hpp>
 
 #include <cstdlib>
@@ -19,6 +21,8 @@ class ProbeBackend final : public sandbox_host::Backend {
       report.hint = std::string("export ") + TEST_BACKEND_VARIABLE + "=1";
     }
     report.warning = "probe call " + std::to_string(calls_);
+    const char *abi = std::getenv((std::string(TEST_BACKEND_VARIABLE) + "_LANDLOCK_ABI").c_str());
+    report.landlock_abi = abi == nullptr ? 0 : std::atoi(abi);
     return report;
   }
   void build_command(const sandbox_host::Spec &spec,

@@ -9,7 +9,7 @@
 #   3. configures and builds sdk/examples/hello-op against that prefix only;
 #   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it
 #      (with [ops.hello] greeting = "hi" and [broker] state_dir = "<scratch>/state"), and
-#      checks `sandbox-host modules --json` reports it loaded (kind op, name hello, ABI 1.7)
+#      checks `sandbox-host modules --json` reports it loaded (kind op, name hello, ABI 1.8)
 #      and nothing failed; and that a config with an unknown key in [ops.hello] makes the
 #      module refuse to load, naming the key;
 #   5. starts the installed <prefix>/bin/sandbox-host serve --config <scratch>/config.toml
@@ -210,8 +210,8 @@ if len(hello) != 1:
     problems.append(f"no loaded module of kind 'op' and name 'hello' in {json.dumps(loaded)}")
 else:
     m = hello[0]
-    if m.get("abi") != "1.7":
-        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.7'")
+    if m.get("abi") != "1.8":
+        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.8'")
     if m.get("file") != f"{modules_dir}/op_hello.so":
         problems.append(f"op hello was loaded from {m.get('file')!r}, not {modules_dir}/op_hello.so")
 if problems:

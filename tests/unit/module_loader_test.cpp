@@ -54,20 +54,20 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
   EXPECT_EQ(load_error("backend_abimajor.so"),
             module_prefix("backend_abimajor.so") +
-                "built for module ABI 2.0, this host speaks 1.7 (the major version must match)");
+                "built for module ABI 2.0, this host speaks 1.8 (the major version must match)");
 }
 
 TEST(ModuleLoader, RefusesANewerAbiMinor) {
   EXPECT_EQ(load_error("backend_abiminor.so"),
             module_prefix("backend_abiminor.so") +
-                "built for module ABI 1.8, newer than this host's 1.7; upgrade sandbox-host or "
-                "rebuild the module against SDK 1.7");
+                "built for module ABI 1.9, newer than this host's 1.8; upgrade sandbox-host or "
+                "rebuild the module against SDK 1.8");
 }
 
 TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
   EXPECT_EQ(load_error("backend_noentry.so"),
             module_prefix("backend_noentry.so") +
-                "no entry symbol sandbox_host_module_v1_<minor <= 7>; not a sandbox-host module, "
+                "no entry symbol sandbox_host_module_v1_<minor <= 8>; not a sandbox-host module, "
                 "or built without a SANDBOX_HOST_*_MODULE registration");
 }
 

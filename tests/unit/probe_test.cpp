@@ -34,10 +34,23 @@ TEST_F(Probe, ChoosesTheFirstWorkingBackendByPriority) {
   Availability a = host.probe();
   EXPECT_EQ(a.mode, "alpha");
   EXPECT_EQ(a.warning, "probe call 1");
-  EXPECT_EQ(a.landlock_abi, kernel_landlock_abi());
 
   Host beta_first(test::test_config({"alpha", "beta"}, {"beta", "alpha"}));
   EXPECT_EQ(beta_first.probe().mode, "beta");
+}
+
+// The core asks the kernel nothing: the Landlock ABI is what the chosen backend's probe
+// reported, forced or not.
+TEST_F(Probe, TheLandlockAbiIsTheOneTheChosenBackendReported) {
+  ScopedEnv alpha_abi("TEST_BACKEND_ALPHA_LANDLOCK_ABI", "5");
+  ScopedEnv beta_abi("TEST_BACKEND_BETA_LANDLOCK_ABI", "3");
+  Host host(test::test_config({"alpha", "beta"}, {"alpha", "beta"}));
+  const Availability chosen = host.probe();
+  EXPECT_EQ(chosen.mode, "alpha");
+  EXPECT_EQ(chosen.landlock_abi, 5);
+
+  ScopedEnv forced(std::string(kEnvBackend), "beta");
+  EXPECT_EQ(host.probe().landlock_abi, 3);
 }
 
 TEST_F(Probe, FallsBackWhenTheFirstDoesNotWork) {

@@ -3,12 +3,10 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/limits/limit_report.hpp>
-
-#include <cap_driver_choice.hpp>
+#include <sandbox_host/host/op_report.hpp>
 
 #include <boost/json.hpp>
 
-#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -21,45 +19,25 @@ struct ProbeOptions {
   bool json = false;
 };
 
-// The memory cap driver of cap-slot and scope (plugins/cap): for whom ("host" when no op
-// says, else the op), the driver or nullopt, and why (or why none).
-struct CapDriverLine {
-  std::string who;
-  std::optional<std::string> driver;
-  std::string why;
+// An enabled op as probe shows it: its module, or why it did not load, and what it reports.
+struct OpLine {
+  std::string name;
+  std::shared_ptr<const LoadedModule> module;  // nullptr: not loaded, for failure
+  std::string failure;
+  OpReport report;
 };
 
-// The host's own choice, then that of each enabled cap op by its [ops.<name>] settings,
-// as the op module makes it when it loads (it also checks the parent, which this does not).
-std::vector<CapDriverLine> cap_driver_lines(const Config &config) {
-  const auto host = cap::HostCgroups::of_this_host();
-  std::vector<CapDriverLine> lines;
-  const auto choose = [&](const std::string &who, const auto &settings_of) {
-    try {
-      const cap::DriverChoice choice = cap::choose_driver(settings_of(), host);
-      lines.push_back({who, std::string(cap::to_string(choice.kind)), choice.why});
-    } catch (const std::exception &e) {
-      lines.push_back({who, std::nullopt, e.what()});
+std::vector<OpLine> op_lines(const Host &host) {
+  std::vector<OpLine> lines;
+  for (const std::string &name : host.config().ops_enabled) {
+    OpLine line{name, host.operation(name), {}, {}};
+    if (line.module) {
+      line.report = op_report(*line.module);
+    } else {
+      line.failure = host.registry().failure(ModuleKind::broker_op, name);
+      if (line.failure.empty()) line.failure = "not loaded";
     }
-  };
-  choose("host", [] { return cap::DriverSettings{}; });
-  for (const std::string op : {"cap-slot", "scope"}) {
-    if (std::find(config.ops_enabled.begin(), config.ops_enabled.end(), op) ==
-        config.ops_enabled.end()) {
-      continue;
-    }
-    choose(op, [&] {
-      cap::DriverSettings settings;
-      const auto table = config.op_settings.find(op);
-      if (table == config.op_settings.end()) return settings;
-      for (const auto &[key, values] : table->second.entries) {
-        if (values.size() != 1) continue;
-        if (key == "driver") settings.forced = cap::driver_named(values.front());
-        if (key == "bus") settings.bus = values.front();
-        if (key == "parent" && values.front().starts_with("/")) settings.parent = values.front();
-      }
-      return settings;
-    });
+    lines.push_back(std::move(line));
   }
   return lines;
 }
@@ -74,9 +52,9 @@ int run_probe(const ProbeOptions &options) {
   } catch (const ProbeError &e) {
     error = e.what();
   }
-  const int landlock_abi = kernel_landlock_abi();
+  const int landlock_abi = reported_landlock_abi(statuses);
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
-  const auto cap_drivers = cap_driver_lines(host.config());
+  const auto ops = op_lines(host);
   const CgroupPlacement &cgroups = host.cgroup_placement();
   const LaunchLimits &limits = host.config().limits;
   const auto rows_of = [&](const BackendStatus &s) { return limit_rows(s, limits, cgroups); };
@@ -94,24 +72,28 @@ int run_probe(const ProbeOptions &options) {
                                              {"reason", s.reason},
                                              {"hint", s.hint},
                                              {"warning", s.warning},
+                                             {"landlock_abi", s.landlock_abi},
                                              {"file", s.file},
                                              {"version", s.version}});
     }
     out["backends"] = std::move(backends);
     out["landlock_abi"] = landlock_abi;
-    boost::json::object cap_driver;
-    for (const auto &line : cap_drivers) {
-      boost::json::object entry;
-      if (line.driver) {
-        entry["driver"] = *line.driver;
-        entry["why"] = line.why;
+    boost::json::array ops_out;
+    for (const OpLine &op : ops) {
+      boost::json::object entry{{"name", op.name}, {"loaded", op.module != nullptr}};
+      if (op.module) {
+        entry["file"] = op.module->file().string();
+        entry["version"] = op.module->version();
+        boost::json::object facts;
+        for (const auto &[key, value] : op.report.facts) facts[key] = value;
+        entry["report"] = std::move(facts);
+        if (!op.report.error.empty()) entry["report_error"] = op.report.error;
       } else {
-        entry["driver"] = nullptr;
-        entry["error"] = line.why;
+        entry["error"] = op.failure;
       }
-      cap_driver[line.who] = std::move(entry);
+      ops_out.push_back(std::move(entry));
     }
-    out["cap_driver"] = std::move(cap_driver);
+    out["ops"] = std::move(ops_out);
     boost::json::object limits_out;
     boost::json::object cgroup{
         {"version", cgroups.version() == CgroupPlacement::Version::v2   ? "v2"
@@ -179,10 +161,16 @@ int run_probe(const ProbeOptions &options) {
     } else {
       std::cout << "chosen: none: " << error << "\n";
     }
-    for (const auto &line : cap_drivers) {
-      std::cout << (line.who == "host" ? "cap driver: " : "  " + line.who + ": ")
-                << (line.driver ? *line.driver + " (" + line.why + ")" : "none: " + line.why)
+    if (!ops.empty()) std::cout << "ops:\n";
+    for (const OpLine &op : ops) {
+      std::cout << "  " << op.name << ": "
+                << (op.module ? "loaded (" + op.module->version() + ")"
+                              : "not loaded: " + op.failure)
                 << "\n";
+      for (const auto &[key, value] : op.report.facts) {
+        std::cout << "    " << key << ": " << value << "\n";
+      }
+      if (!op.report.error.empty()) std::cout << "    report failed: " << op.report.error << "\n";
     }
     std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
               << "  cgroup: " << cgroups.description() << "\n";

@@ -130,10 +130,6 @@ constexpr std::string_view kGhConfig =
 
 }  // namespace
 
-fs::path egress_dir(const fs::path &runtime_dir) {
-  return egress_dir_below(runtime_dir.string());
-}
-
 std::string gpg_program(const fs::path &exe) {
   return "#!/bin/sh\nexec " + shell_quoted(exe.string()) + " sandbox gpg \"$@\"\n";
 }

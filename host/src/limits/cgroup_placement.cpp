@@ -3,8 +3,8 @@
 // without making anything.
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 
-#include <cgroup_control.hpp>
-#include <cgroup_mounts.hpp>
+#include <sandbox_host/cgroup_control.hpp>
+#include <sandbox_host/cgroup_mounts.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 
 #include <sandbox_host/unique_fd.hpp>
 
-#include <cgroup_control.hpp>
+#include <sandbox_host/cgroup_control.hpp>
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,14 +1,13 @@
 #include <sandbox_host/host/probe.hpp>
 
-#include <linux/landlock.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <algorithm>
 
 namespace sandbox_host {
 
-int kernel_landlock_abi() noexcept {
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return abi < 0 ? 0 : static_cast<int>(abi);
+int reported_landlock_abi(const std::vector<BackendStatus> &statuses) noexcept {
+  int abi = 0;
+  for (const BackendStatus &status : statuses) abi = std::max(abi, status.landlock_abi);
+  return abi;
 }
 
 }  // namespace sandbox_host

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 7
+#define SANDBOX_HOST_ABI_MINOR 8
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -265,6 +265,11 @@ typedef struct sh_broker_op_v1 {
    * calls handle from several threads at once, one request each. */
   int32_t (*handle)(void *instance, const sh_request *request, const sh_requester *requester,
                     sh_reply *reply, sh_writer *error) SH_NOEXCEPT;
+  /* Since 1.8, and NULL in a module with nothing to say: what the instance found on this
+   * host when it was created, for `sandbox-host probe`, as lines "<key>\t<value>\n" (the
+   * host names no op's facts itself). A non-zero return is shown with the message written
+   * to error. */
+  int32_t (*report)(void *instance, sh_writer *out, sh_writer *error) SH_NOEXCEPT;
 } sh_broker_op_v1;
 
 /* ---- the module --------------------------------------------------------------------------- */

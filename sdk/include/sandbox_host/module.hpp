@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sandbox_host {
@@ -188,6 +189,9 @@ class BrokerOp {
   virtual ~BrokerOp() = default;
   // Throwing refuses the request with the exception's message.
   virtual void handle(const Request &request, const Requester &requester, Reply &reply) = 0;
+  // What the op found on this host, key and value, for `sandbox-host probe` (ABI 1.8): the
+  // driver it chose and why, say. Only a class that overrides it offers a report.
+  virtual std::vector<std::pair<std::string, std::string>> report() const { return {}; }
 };
 
 namespace detail {
@@ -304,7 +308,23 @@ struct BrokerOpAdapter {
       static_cast<BrokerOp *>(instance)->handle(request, requester, out);
     });
   }
-  static inline const sh_broker_op_v1 table{sizeof(sh_broker_op_v1), &handle};
+  static int32_t report(void *instance, sh_writer *out, sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      std::string lines;
+      for (const auto &[key, value] : static_cast<const BrokerOp *>(instance)->report()) {
+        if (key.empty() || key.find_first_of("\t\n") != std::string::npos ||
+            value.find('\n') != std::string::npos) {
+          throw std::invalid_argument("report: a key is one word and a value one line");
+        }
+        lines += key + "\t" + value + "\n";
+      }
+      write(out, lines);
+    });
+  }
+  static constexpr bool reports =
+      !std::is_same_v<decltype(&T::report), decltype(&BrokerOp::report)>;
+  static inline const sh_broker_op_v1 table{sizeof(sh_broker_op_v1), &handle,
+                                            reports ? &report : nullptr};
 };
 
 template <template <class> class Adapter, class T>

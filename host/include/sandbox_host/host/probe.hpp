@@ -15,7 +15,8 @@ struct Availability {
   std::string mode;
   // Non-empty when mode is a degraded fallback: exactly what it does not cover.
   std::string warning;
-  // The kernel's Landlock ABI version (0 when unsupported).
+  // The kernel's Landlock ABI version (0 when unsupported), as the chosen backend's probe
+  // reported it: the namespaces and Landlock backends do; off and seatbelt report 0.
   int landlock_abi = 0;
 };
 
@@ -29,6 +30,8 @@ struct BackendStatus {
   std::string warning;
   std::string file;
   std::string version;
+  // The kernel's Landlock ABI, where the backend's probe looked (0 otherwise).
+  int landlock_abi = 0;
   // Since ABI 1.7 (empty before): how it bounds each limit of Limits here.
   std::vector<LimitBound> bounds;
   int abi_minor = 0;
@@ -42,7 +45,8 @@ class ProbeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION); 0 when unsupported.
-int kernel_landlock_abi() noexcept;
+// The kernel's Landlock ABI as the backends' probes reported it (the core asks the kernel
+// nothing itself): the highest reported, 0 when none did.
+int reported_landlock_abi(const std::vector<BackendStatus> &statuses) noexcept;
 
 }  // namespace sandbox_host

@@ -20,9 +20,6 @@ using ::sandbox_host::kEgressGpg;
 // gh's login in the sandbox, and the word it sends as its token. No secret.
 inline constexpr std::string_view kGhLogin = "clawpatrol-egress-proxy";
 
-// runtime_dir/clawpatrol-sandbox/egress; an empty path for an empty runtime_dir.
-std::filesystem::path egress_dir(const std::filesystem::path &runtime_dir);
-
 // The gpg script: /bin/sh exec'ing `<exe> sandbox gpg "$@"`, exe quoted for the shell.
 std::string gpg_program(const std::filesystem::path &exe);
 

@@ -1,24 +1,39 @@
-// The host's cgroup hierarchies (cgroup_mounts.hpp).
-#include "cgroup_mounts.hpp"
+// Where this host's cgroup hierarchies are mounted (/proc/self/mountinfo) and where this
+// process sits in each (/proc/self/cgroup): the facts every cgroup user here, the host or a
+// module, starts from.
+#pragma once
 
 #include <sys/statfs.h>
 #include <sys/vfs.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace sandbox_host::cgroup {
-namespace fs = std::filesystem;
 
-namespace {
+struct CgroupMounts {
+  std::optional<std::filesystem::path> unified;  // the cgroup2 mount
+  // Each cgroup v1 controller ("memory", "pids", ...) and the hierarchy it is mounted on.
+  std::map<std::string, std::filesystem::path> v1;
+  // The controllers cgroup v2 offers at its root (its cgroup.controllers).
+  std::string unified_controllers;
+
+  static CgroupMounts of_this_host();
+};
+
+namespace detail {
 
 // linux/magic.h's CGROUP_SUPER_MAGIC and CGROUP2_SUPER_MAGIC.
-constexpr long kCgroupV1Magic = 0x27e0eb;
-constexpr long kCgroupV2Magic = 0x63677270;
+inline constexpr long kCgroupV1Magic = 0x27e0eb;
+inline constexpr long kCgroupV2Magic = 0x63677270;
 
 // mountinfo escapes space, tab, newline and backslash in paths as \ooo.
-std::string unescape_mount_path(const std::string &escaped) {
+inline std::string unescape_mount_path(const std::string &escaped) {
   std::string path;
   for (std::size_t i = 0; i < escaped.size(); ++i) {
     if (escaped[i] == '\\' && i + 3 < escaped.size()) {
@@ -34,7 +49,7 @@ std::string unescape_mount_path(const std::string &escaped) {
   return path;
 }
 
-std::vector<std::string> split(const std::string &list, char separator) {
+inline std::vector<std::string> split(const std::string &list, char separator) {
   std::vector<std::string> items;
   std::istringstream in(list);
   for (std::string item; std::getline(in, item, separator);) items.push_back(item);
@@ -42,15 +57,15 @@ std::vector<std::string> split(const std::string &list, char separator) {
 }
 
 // The options of a v1 mount that are not controllers.
-bool is_mount_option(const std::string &option) {
+inline bool is_mount_option(const std::string &option) {
   return option == "rw" || option == "ro" || option.find('=') != std::string::npos ||
          option == "noprefix" || option == "clone_children" || option == "xattr" ||
          option == "cpuset_v2_mode" || option == "favordynmods";
 }
 
-}  // namespace
+}  // namespace detail
 
-CgroupMounts CgroupMounts::of_this_host() {
+inline CgroupMounts CgroupMounts::of_this_host() {
   CgroupMounts mounts;
   std::ifstream mountinfo("/proc/self/mountinfo");
   // id parent major:minor root mount-point options [optional...] - type source super-options
@@ -62,11 +77,11 @@ CgroupMounts CgroupMounts::of_this_host() {
     while (dash < words.size() && words[dash] != "-") ++dash;
     if (words.size() < 5 || dash + 3 >= words.size()) continue;
     const std::string &type = words[dash + 1], &super_options = words[dash + 3];
-    const fs::path mount_point = unescape_mount_path(words[4]);
+    const std::filesystem::path mount_point = detail::unescape_mount_path(words[4]);
     if (type == "cgroup2" && !mounts.unified) mounts.unified = mount_point;
     if (type != "cgroup") continue;
-    for (const std::string &option : split(super_options, ',')) {
-      if (!is_mount_option(option)) mounts.v1.try_emplace(option, mount_point);
+    for (const std::string &option : detail::split(super_options, ',')) {
+      if (!detail::is_mount_option(option)) mounts.v1.try_emplace(option, mount_point);
     }
   }
   if (mounts.unified) {
@@ -76,7 +91,9 @@ CgroupMounts CgroupMounts::of_this_host() {
   return mounts;
 }
 
-std::map<std::string, std::string> own_cgroups() {
+// This process's cgroup in each hierarchy, from /proc/self/cgroup: "" for cgroup v2
+// ("0::/path"), and each v1 controller by name ("memory" for "4:memory:/path").
+inline std::map<std::string, std::string> own_cgroups() {
   std::map<std::string, std::string> own;
   std::ifstream in("/proc/self/cgroup");
   // hierarchy-id:controller-list:path
@@ -90,20 +107,23 @@ std::map<std::string, std::string> own_cgroups() {
       own[""] = path;
       continue;
     }
-    for (const std::string &controller : split(controllers, ',')) own[controller] = path;
+    for (const std::string &controller : detail::split(controllers, ',')) own[controller] = path;
   }
   return own;
 }
 
-std::string cgroup_filesystem(const fs::path &directory) {
+// The cgroup filesystem directory is on: "cgroup2", "cgroup1" (a v1 hierarchy, whatever its
+// controllers) or "" (none, or it cannot be examined).
+inline std::string cgroup_filesystem(const std::filesystem::path &directory) {
   struct statfs info {};
   if (::statfs(directory.c_str(), &info) != 0) return "";
-  if (static_cast<long>(info.f_type) == kCgroupV2Magic) return "cgroup2";
-  if (static_cast<long>(info.f_type) == kCgroupV1Magic) return "cgroup1";
+  if (static_cast<long>(info.f_type) == detail::kCgroupV2Magic) return "cgroup2";
+  if (static_cast<long>(info.f_type) == detail::kCgroupV1Magic) return "cgroup1";
   return "";
 }
 
-bool lists(const std::string &words, const std::string &word) {
+// Whether a space-separated list (cgroup.controllers) holds word.
+inline bool lists(const std::string &words, const std::string &word) {
   std::istringstream in(words);
   for (std::string item; in >> item;) {
     if (item == word) return true;
