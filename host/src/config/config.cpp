@@ -29,14 +29,6 @@
 namespace sandbox_host {
 namespace fs = std::filesystem;
 
-ConfigError::ConfigError(std::string file, int line, std::string key, const std::string &what)
-    : std::runtime_error((file.empty() ? std::string("<defaults>") : file) +
-                         (line > 0 ? ":" + std::to_string(line) : std::string()) +
-                         (key.empty() ? std::string() : ": " + key) + ": " + what),
-      file_(std::move(file)),
-      line_(line),
-      key_(std::move(key)) {}
-
 PluginConfig Config::plugin(const std::string &name) const {
   auto it = plugins.find(name);
   return it == plugins.end() ? PluginConfig{} : it->second;

@@ -6,6 +6,14 @@
 
 namespace sandbox_host {
 
+ConfigError::ConfigError(std::string file, int line, std::string key, const std::string &what)
+    : std::runtime_error((file.empty() ? std::string("<defaults>") : file) +
+                         (line > 0 ? ":" + std::to_string(line) : std::string()) +
+                         (key.empty() ? std::string() : ": " + key) + ": " + what),
+      file_(std::move(file)),
+      line_(line),
+      key_(std::move(key)) {}
+
 std::string key_part(std::string_view key) {
   const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -22,7 +30,9 @@ std::string key_part(std::string_view key) {
 
 void ConfigReader::fail(const toml::source_region &where, const std::string &key,
                         const std::string &what) const {
-  throw ConfigError(file_, static_cast<int>(where.begin.line), key, what);
+  const int line = static_cast<int>(where.begin.line);
+  if (failure_) failure_(line, key, what);
+  throw ConfigError(file_, line, key, what);
 }
 
 void ConfigReader::unknown(const toml::key &key, const std::string &dotted,
@@ -92,8 +102,9 @@ std::filesystem::path ConfigReader::optional_path(const toml::node &node, const 
 }
 
 std::int64_t ConfigReader::integer(const toml::node &node, const std::string &key, std::int64_t min,
-                                   std::int64_t max) const {
-  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+                                   std::int64_t max, std::string_view note) const {
+  const std::string range = std::to_string(min) + " to " + std::to_string(max) +
+                            (note.empty() ? std::string() : ", " + std::string(note));
   const auto *value = node.as_integer();
   if (value == nullptr) {
     fail(node.source(), key,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,13 @@ std::string key_part(std::string_view key);
 
 class ConfigReader {
  public:
-  explicit ConfigReader(std::string file) : file_(std::move(file)) {}
+  // How an error leaves, given the line (0 where unknown), the dotted key and what was
+  // wrong: by default as a ConfigError; a file of another kind (an agent policy) throws its
+  // own error from the same parts. It must throw.
+  using Failure = std::function<void(int line, const std::string &key, const std::string &what)>;
+
+  explicit ConfigReader(std::string file, Failure failure = {})
+      : file_(std::move(file)), failure_(std::move(failure)) {}
 
   // Throws ConfigError at where's line.
   [[noreturn]] void fail(const toml::source_region &where, const std::string &key,
@@ -40,9 +47,9 @@ class ConfigReader {
   // "" or an absolute path.
   std::filesystem::path optional_path(const toml::node &node, const std::string &key,
                                       const std::string &empty_means) const;
-  // An integer in [min, max].
+  // An integer in [min, max]; note says more of the range ("0 for none").
   std::int64_t integer(const toml::node &node, const std::string &key, std::int64_t min,
-                       std::int64_t max) const;
+                       std::int64_t max, std::string_view note = {}) const;
   // Integers in [min, max], each named by its index.
   std::vector<std::int64_t> integers(const toml::node &node, const std::string &key,
                                      std::int64_t min, std::int64_t max) const;
@@ -53,6 +60,7 @@ class ConfigReader {
 
  private:
   std::string file_;
+  Failure failure_;
 };
 
 }  // namespace sandbox_host

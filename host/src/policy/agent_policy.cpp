@@ -4,6 +4,7 @@
 #include <sandbox_host/host/policy/agent_env.hpp>
 #include <sandbox_host/host/policy/agent_policy.hpp>
 
+#include "config/config_reader.hpp"
 #include "config/toml_type_name.hpp"
 
 #include <toml++/toml.h>
@@ -136,15 +137,17 @@ void check_domain(const std::string &source, const std::string &entry, const std
   }
 }
 
-// Reads a parsed file into a Policy, remembering each entry's line for validate()'s errors.
+// Reads a parsed file into a Policy with the config's own reader, remembering each entry's
+// line for validate()'s errors, and failing with PolicyError instead of ConfigError.
 class Reader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const toml::source_region &where, const std::string &entry,
-                         const std::string &what) const {
-    throw PolicyError(at_line(static_cast<int>(where.begin.line)), entry, what);
-  }
+  explicit Reader(std::string file)
+      : file_(std::move(file)),
+        toml_(file_, [this](int line, const std::string &key, const std::string &what) {
+          throw PolicyError(at_line(line), key, what);
+        }) {}
+  Reader(const Reader &) = delete;
+  Reader &operator=(const Reader &) = delete;
 
   // file:line for an entry read, just file for any other.
   std::string located(const std::string &entry) const {
@@ -153,53 +156,35 @@ class Reader {
   }
 
   std::string string(const toml::node &node, const std::string &key, const std::string &allowed) {
-    const auto *value = node.as_string();
-    if (value == nullptr) {
-      fail(node.source(), key,
-           "must be a string (" + allowed + "), not " + std::string(toml_type_name(node)));
-    }
-    lines_[key] = static_cast<int>(node.source().begin.line);
-    return value->get();
+    std::string value = toml_.string(node, key, allowed);
+    remember(key, node);
+    return value;
   }
 
   std::vector<std::string> strings(const toml::node &node, const std::string &key,
                                    const std::string &allowed) {
-    const auto *array = node.as_array();
-    if (array == nullptr) {
-      fail(node.source(), key,
-           "must be an array of strings (" + allowed + "), not " +
-               std::string(toml_type_name(node)));
+    std::vector<std::string> values = toml_.strings(node, key, allowed);
+    remember(key, node);
+    for (size_t i = 0; i < values.size(); ++i) {
+      lines_[indexed(key, i)] = static_cast<int>(ConfigReader::element_source(node, i).begin.line);
     }
-    lines_[key] = static_cast<int>(node.source().begin.line);
-    std::vector<std::string> out;
-    for (size_t i = 0; i < array->size(); ++i) {
-      out.push_back(string(*array->get(i), indexed(key, i), allowed));
-    }
-    return out;
+    return values;
   }
 
   int port(const toml::node &node, const std::string &key) {
-    const auto *value = node.as_integer();
-    if (value == nullptr) {
-      fail(node.source(), key,
-           "must be an integer (0 to 65535, 0 for none), not " + std::string(toml_type_name(node)));
-    }
-    if (value->get() < 0 || value->get() > 65535) {
-      fail(node.source(), key,
-           std::to_string(value->get()) + " is out of range; allowed: 0 to 65535, 0 for none");
-    }
-    lines_[key] = static_cast<int>(node.source().begin.line);
-    return static_cast<int>(value->get());
+    const auto port = static_cast<int>(toml_.integer(node, key, 0, 65535, "0 for none"));
+    remember(key, node);
+    return port;
   }
 
   std::map<std::string, std::string> vars(const toml::node &node) {
     const auto *table = node.as_table();
     if (table == nullptr) {
-      fail(node.source(), "vars",
-           "must be a table of strings (variable = \"value\"), not " +
-               std::string(toml_type_name(node)));
+      toml_.fail(node.source(), "vars",
+                 "must be a table of strings (variable = \"value\"), not " +
+                     std::string(toml_type_name(node)));
     }
-    lines_["vars"] = static_cast<int>(node.source().begin.line);
+    remember("vars", node);
     std::map<std::string, std::string> out;
     for (auto &&[key, value] : *table) {
       const std::string name(key.str());
@@ -209,16 +194,19 @@ class Reader {
   }
 
   [[noreturn]] void unknown(const toml::key &key) const {
-    fail(key.source(), std::string(key.str()),
-         std::string("unknown key; allowed: ") + kAllowedKeys);
+    toml_.unknown(key, std::string(key.str()), kAllowedKeys);
   }
 
  private:
+  void remember(const std::string &key, const toml::node &node) {
+    lines_[key] = static_cast<int>(node.source().begin.line);
+  }
   std::string at_line(int line) const {
     return line > 0 ? file_ + ":" + std::to_string(line) : file_;
   }
 
   std::string file_;
+  ConfigReader toml_;
   std::map<std::string, int> lines_;
 };
 
