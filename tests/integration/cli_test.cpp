@@ -140,6 +140,19 @@ TEST(Cli, EveryCommandHasHelp) {
   ProcessResult unknown = run_process({SANDBOX_HOST_EXE, "frobnicate"});
   EXPECT_EQ(unknown.code, 125);
   EXPECT_NE(unknown.err.find("frobnicate"), std::string::npos) << unknown.err;
+  // The help and the list of commands come from one registry: the broker's commands too.
+  for (const char *command :
+       {"probe", "run", "modules", "hook", "env", "policy", "serve", "ask", "egress", "sandbox"}) {
+    EXPECT_NE(top.out.find(std::string("\n  ") + command + " "), std::string::npos)
+        << command << ": " << top.out;
+    EXPECT_NE(
+        unknown.err.find(std::string(command) + (std::string(command) == "sandbox" ? " (" : ",")),
+        std::string::npos)
+        << command << ": " << unknown.err;
+  }
+  ProcessResult serve_help = run_process({SANDBOX_HOST_EXE, "serve", "--help"});
+  EXPECT_EQ(serve_help.code, 0) << serve_help.err;
+  EXPECT_NE(serve_help.out.find("--config"), std::string::npos) << serve_help.out;
 }
 
 }  // namespace

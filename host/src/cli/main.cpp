@@ -4,11 +4,16 @@
 
 #include <unistd.h>
 
+#include <boost/algorithm/string/join.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -30,13 +35,26 @@ namespace {
 // The hook protocol's blocking error: Claude Code refuses the call and shows stderr.
 constexpr int kHookBlocks = 2;
 
+// The commands sandbox-host-broker runs, listed in this app's help and its list of commands.
+struct BrokerCommand {
+  const char *name;
+  const char *description;
+};
+constexpr std::array<BrokerCommand, 4> kBrokerCommands{{
+    {"serve", "Serve the broker, egress proxy and launch service (sandbox-host-broker)"},
+    {"ask", "Ask the broker for one operation"},
+    {"egress", "Run the egress proxy alone"},
+    {"sandbox", "What a process inside a sandbox asks the broker for"},
+}};
+
 }  // namespace
 
 int main(int argc, char **argv) {
   sandbox_host::stage1();
   namespace cli = sandbox_host::cli;
-  if (argc > 1 && (std::strcmp(argv[1], "serve") == 0 || std::strcmp(argv[1], "ask") == 0 ||
-                   std::strcmp(argv[1], "egress") == 0 || std::strcmp(argv[1], "sandbox") == 0)) {
+  if (argc > 1 &&
+      std::any_of(kBrokerCommands.begin(), kBrokerCommands.end(),
+                  [&](const BrokerCommand &c) { return std::strcmp(argv[1], c.name) == 0; })) {
     exec_broker(argv);
   }
 
@@ -52,16 +70,18 @@ int main(int argc, char **argv) {
                                            cli::add_policy_render_command(policy),
                                            cli::add_policy_install_command(policy),
                                            cli::add_policy_check_command(policy)};
-  auto known = [&](const std::string &name) {
-    return name == policy.get_name() ||
-           std::any_of(commands.begin(), commands.end(),
-                       [&](const cli::Command &c) { return c.app->get_name() == name; });
-  };
-  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr
-        << "sandbox-host: unknown command \"" << argv[1]
-        << "\"; commands: probe, run, modules, hook, env, policy, serve, ask, egress, sandbox "
-           "(see --help)\n";
+  for (const BrokerCommand &command : kBrokerCommands) {
+    app.add_subcommand(command.name, command.description);
+  }
+  std::vector<std::string> names;
+  for (const CLI::App *sub :
+       std::as_const(app).get_subcommands([](const CLI::App *) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::cerr << "sandbox-host: unknown command \"" << argv[1]
+              << "\"; commands: " << boost::algorithm::join(names, ", ") << " (see --help)\n";
     return cli::kHostFailure;
   }
   const int code = cli::run_command_line(app, commands, argc, argv);
