@@ -10,7 +10,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace sandbox_host::test {
@@ -124,11 +127,20 @@ TEST_P(Lifecycle, AKilledBrokerGivesItsClientNoBrokerNotAHang) {
   ServedBroker broker(setup);
   const auto argv = broker.ask_argv({"secret", "--arg", "7.25"});
   RunningProcess client(argv);
-  // The command, found below the broker, so that this test kills its own sleep only.
+  // The command, found below the broker, so that this test kills its own sleep only; and
+  // once it is sleep, past its exec: before that, the child of the broker's fork still
+  // shares the broker's descriptors, the spool's lock among them, and would hold it a
+  // moment past the broker's death.
+  const auto is_sleep = [](pid_t pid) {
+    std::string comm;
+    std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/comm"), comm);
+    return comm == "sleep";
+  };
   std::vector<pid_t> left_behind;
   for (int attempt = 0; attempt < 100 && left_behind.empty(); ++attempt) {
     std::this_thread::sleep_for(milliseconds(20));
     left_behind = broker::descendants("/proc", broker.pid());
+    if (!std::all_of(left_behind.begin(), left_behind.end(), is_sleep)) left_behind.clear();
   }
   ASSERT_FALSE(left_behind.empty()) << "secret's command never started";
   broker.stop(SIGKILL);
