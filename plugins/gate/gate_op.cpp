@@ -1,9 +1,9 @@
 // gate (seed 000's OpGate): runs a gated command on the host, where it reads its keychain
 // and the gate starts its units.
 #include <sandbox_host/command_op.hpp>
+#include <sandbox_host/request_pattern.hpp>
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -22,12 +22,12 @@ std::optional<std::string> wait_arg(const sandbox_host::OpConfig &config) {
 
 std::vector<std::string> wait_args(const std::string &op, const std::optional<std::string> &arg,
                                    const sandbox_host::Request &request) {
-  static const std::regex wait = sandbox_host::request_regex(kWaitPattern);
+  static const sandbox_host::RequestPattern wait(kWaitPattern);
   if (request.wait.empty()) return {};
   if (!arg) {
     throw sandbox_host::refusal(op, "takes no wait: ops." + op + ".wait_arg is not set");
   }
-  if (!std::regex_match(request.wait, wait)) {
+  if (!wait.matches(request.wait)) {
     throw sandbox_host::refusal(
         op, "wait " + sandbox_host::in_quotes(request.wait) + " does not match " + kWaitPattern);
   }

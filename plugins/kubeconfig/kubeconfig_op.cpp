@@ -11,6 +11,7 @@
 
 #include <sandbox_host/command_op.hpp>
 #include <sandbox_host/module.hpp>
+#include <sandbox_host/request_pattern.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>
@@ -21,7 +22,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -177,11 +177,11 @@ class KubeconfigOp final : public sandbox_host::BrokerOp {
 
  private:
   std::string lease_of(const sandbox_host::Request &request) const {
-    static const std::regex resource = sandbox_host::request_regex(kResourcePattern);
+    static const sandbox_host::RequestPattern resource(kResourcePattern);
     if (request.resource.empty()) {
       throw refusal(op_, "a resource is required: the lab lease's name");
     }
-    if (!std::regex_match(request.resource, resource)) {
+    if (!resource.matches(request.resource)) {
       throw refusal(
           op_, "resource " + in_quotes(request.resource) + " does not match " + kResourcePattern);
     }

@@ -5,6 +5,7 @@
 
 #include <sandbox_host/command_op.hpp>
 #include <sandbox_host/ip_literal.hpp>
+#include <sandbox_host/request_pattern.hpp>
 
 #include <yaml-cpp/yaml.h>
 
@@ -13,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -82,11 +82,11 @@ Authority authority_of(std::string_view url) {
 // null, a boolean or a number, which kubectl refuses where it wants a string.
 bool reads_as_non_string(const YAML::Node &scalar) {
   if (scalar.Tag() != "?") return false;
-  static const std::regex non_string = request_regex(
+  static const RequestPattern non_string(
       "|~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|"
       "off|Off|OFF|[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(\\.[0-9_]*)?([eE][-+]?[0-9]+)?|"
       "\\.[0-9_]+([eE][-+]?[0-9]+)?|\\.(inf|Inf|INF))|\\.(nan|NaN|NAN)");
-  return std::regex_match(scalar.Scalar(), non_string);
+  return non_string.matches(scalar.Scalar());
 }
 
 const char *type_name(const YAML::Node &node) {

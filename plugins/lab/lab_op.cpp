@@ -1,8 +1,8 @@
 // lab (seed 000's OpLab): creates or tears down a held lab's cluster on the host, where the
 // cluster tool reaches the container runtime.
 #include <sandbox_host/command_op.hpp>
+#include <sandbox_host/request_pattern.hpp>
 
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -12,11 +12,11 @@ namespace {
 constexpr const char *kResourcePattern = "^[a-z0-9][a-z0-9.-]{0,62}$";
 
 std::vector<std::string> lab_resource(const std::string &op, const sandbox_host::Request &request) {
-  static const std::regex resource = sandbox_host::request_regex(kResourcePattern);
+  static const sandbox_host::RequestPattern resource(kResourcePattern);
   if (request.resource.empty()) {
     throw sandbox_host::refusal(op, "a resource is required: the lab lease's name");
   }
-  if (!std::regex_match(request.resource, resource)) {
+  if (!resource.matches(request.resource)) {
     throw sandbox_host::refusal(op, "resource " + sandbox_host::in_quotes(request.resource) +
                                         " does not match " + kResourcePattern);
   }

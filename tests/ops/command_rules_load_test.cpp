@@ -59,16 +59,16 @@ TEST_F(CommandRulesLoad, RefusesAnOptionsKeyThatIsNotABoolean) {
 
 TEST_F(CommandRulesLoad, RefusesAnInvalidArgPattern) {
   const std::string error = load_error("person", with_command({{"arg_pattern", {"[a-z"}}}));
-  EXPECT_TRUE(error.starts_with(
-      "ops.person.arg_pattern: \"[a-z\" is not an ECMAScript regular expression ("))
+  EXPECT_TRUE(
+      error.starts_with("ops.person.arg_pattern: \"[a-z\" is not an RE2 regular expression ("))
       << error;
 }
 
-// A back-reference needs the backtracking matcher that a long argument overflows.
+// A back-reference needs a backtracking matcher, which RE2 is not.
 TEST_F(CommandRulesLoad, RefusesABackReferenceInTheArgPattern) {
   const std::string error = load_error("person", with_command({{"arg_pattern", {"^(a)\\1$"}}}));
   EXPECT_TRUE(error.starts_with(
-      "ops.person.arg_pattern: \"^(a)\\\\1$\" is not an ECMAScript regular expression ("))
+      "ops.person.arg_pattern: \"^(a)\\\\1$\" is not an RE2 regular expression ("))
       << error;
 }
 

@@ -20,6 +20,7 @@
 
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/op_config.hpp>
+#include <sandbox_host/request_pattern.hpp>
 
 #include <charconv>
 #include <chrono>
@@ -30,7 +31,6 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -84,18 +84,6 @@ inline bool is_variable_name(std::string_view name) {
     if (!alnum && c != '_') return false;
   }
   return true;
-}
-
-// Compiles an ECMAScript pattern for text a requester sends. libstdc++'s default matcher
-// recurses once per character of the text (an 8 MiB stack overflows at about 30 000) and
-// backtracks exponentially on patterns like (a+)+b; its polynomial mode does neither, and
-// refuses back-references instead.
-inline std::regex request_regex(const std::string &pattern) {
-#if defined(__GLIBCXX__)
-  return std::regex(pattern, std::regex::ECMAScript | std::regex_constants::__polynomial);
-#else
-  return std::regex(pattern, std::regex::ECMAScript);
-#endif
 }
 
 // What an op fixes where its operator wrote nothing (every member initialized, as in
@@ -206,13 +194,12 @@ class CommandRules {
             flag(config, "end_of_options", !allow_options_ && defaults.end_of_options)) {
     if (auto pattern = config.value("arg_pattern")) {
       try {
-        arg_pattern_ = request_regex(*pattern);
-      } catch (const std::regex_error &e) {
+        arg_pattern_.emplace(*pattern);
+      } catch (const std::invalid_argument &e) {
         throw config.error(
             "arg_pattern",
-            in_quotes(*pattern) + " is not an ECMAScript regular expression (" + e.what() + ")");
+            in_quotes(*pattern) + " is not an RE2 regular expression (" + e.what() + ")");
       }
-      arg_pattern_text_ = *pattern;
     }
     for (const auto &entry : env_) {
       const auto equals = entry.find('=');
@@ -333,9 +320,9 @@ class CommandRules {
                                "ops." +
                                op_ + ".allow_options = true allows options");
       }
-      if (arg_pattern_ && !std::regex_match(arg, *arg_pattern_)) {
+      if (arg_pattern_ && !arg_pattern_->matches(arg)) {
         throw refusal(op_, which + " (" + in_quotes_cut(arg) + ") does not match arg_pattern " +
-                               arg_pattern_text_);
+                               arg_pattern_->text());
       }
     }
   }
@@ -366,8 +353,7 @@ class CommandRules {
   bool input_;
   bool allow_options_;
   bool end_of_options_;
-  std::optional<std::regex> arg_pattern_;
-  std::string arg_pattern_text_;
+  std::optional<RequestPattern> arg_pattern_;
   std::string cwd_;
   bool cwd_of_requester_ = false;
 };
