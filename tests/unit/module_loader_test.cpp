@@ -3,6 +3,7 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/module.hpp>
+#include <sandbox_host/host/op_report.hpp>
 #include <sandbox_host/host/registry.hpp>
 
 #include <sandbox_host/sandboxtest.hpp>
@@ -49,6 +50,16 @@ TEST(ModuleLoader, LoadsAModuleWrittenInC) {
                            .probe();
   EXPECT_TRUE(report.available);
   EXPECT_EQ(report.warning, "written in C");
+}
+
+// An op built before ABI 1.8 has a table without report: it loads, and reports nothing.
+TEST(ModuleLoader, LoadsAnOpOfAnOlderMinorWhoseTableIsShorter) {
+  LoadedModule op(kModules / "op_cop.so", ModuleKind::broker_op);
+  EXPECT_EQ(op.name(), "cop");
+  EXPECT_EQ(op.abi(), (AbiVersion{1, 7}));
+  const OpReport report = op_report(op);
+  EXPECT_TRUE(report.facts.empty());
+  EXPECT_EQ(report.error, "");
 }
 
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {

@@ -28,7 +28,7 @@ constexpr uint32_t abi_kind(ModuleKind kind) {
 // The table of ABI 1.0; what later minors appended is read only where struct_size has it.
 constexpr size_t table_size(ModuleKind kind) {
   return kind == ModuleKind::backend ? offsetof(sh_backend_v1, stage1_prepared)
-                                     : sizeof(sh_broker_op_v1);
+                                     : offsetof(sh_broker_op_v1, report);
 }
 
 std::string kind_text(uint32_t kind) {
