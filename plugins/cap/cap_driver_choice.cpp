@@ -1,5 +1,5 @@
 // The driver choice of cap-slot and scope (cap_driver_choice.hpp): reads the host's mount
-// table and /run/systemd/system, never a bus, so probe can ask it cheaply.
+// table and /run/systemd/system; the systemd driver itself opens the bus afterwards.
 #include "cap_driver_choice.hpp"
 
 #include <sandbox_host/cgroup_mounts.hpp>
