@@ -35,9 +35,15 @@ void Host::require_stage1(const char *what) const {
 
 namespace {
 
-std::map<std::string, ModuleSettings> op_module_settings(const Config &config) {
-  std::map<std::string, ModuleSettings> settings;
-  for (const auto &[name, op] : config.op_settings) settings.emplace(name, op.entries);
+std::map<std::pair<ModuleKind, std::string>, ModuleSettings> module_settings(const Config &config) {
+  std::map<std::pair<ModuleKind, std::string>, ModuleSettings> settings;
+  for (const auto &[name, op] : config.op_settings) {
+    settings.emplace(std::make_pair(ModuleKind::broker_op, name), op.entries);
+  }
+  if (config.egress && !config.egress->builtin()) {
+    settings.emplace(std::make_pair(ModuleKind::egress, config.egress->implementation),
+                     config.egress->module_settings);
+  }
   return settings;
 }
 
@@ -50,10 +56,17 @@ std::string with_hint(const BackendStatus &status) {
 Host::Host(Config config)
     : config_(std::move(config)),
       audit_(make_audit_sink(config_.audit_format, config_.audit_path)),
-      registry_(config_.module_dirs, op_module_settings(config_)) {}
+      registry_(config_.module_dirs, module_settings(config_)) {}
 
 void Host::load_enabled() {
   registry_.load_enabled(config_, *audit_);
+}
+
+const Egress *Host::egress() const {
+  if (!config_.egress) return nullptr;
+  std::lock_guard lock(egress_mutex_);
+  if (!egress_) egress_ = make_egress(*config_.egress, registry_, *audit_);
+  return egress_.get();
 }
 
 std::shared_ptr<const LoadedModule> Host::operation(const std::string &name) const {

@@ -1,12 +1,12 @@
-# sandbox_host_add_module(<name> KIND backend|op SOURCES <file>...)
+# sandbox_host_add_module(<name> KIND backend|op|egress SOURCES <file>...)
 #
 # Builds a sandbox-host module as a shared library named the way the host looks for it:
-# backend_<name>.so or op_<name>.so. Drop the file into a module directory and enable
+# backend_<name>.so, op_<name>.so or egress_<name>.so. Drop the file into a module directory and enable
 # <name> in the host's config.
 function(sandbox_host_add_module name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "KIND;OUTPUT_DIRECTORY" "SOURCES")
-  if(NOT ARG_KIND MATCHES "^(backend|op)$")
-    message(FATAL_ERROR "sandbox_host_add_module(${name}): KIND must be backend or op, not '${ARG_KIND}'")
+  if(NOT ARG_KIND MATCHES "^(backend|op|egress)$")
+    message(FATAL_ERROR "sandbox_host_add_module(${name}): KIND must be backend, op or egress, not '${ARG_KIND}'")
   endif()
   set(target "${ARG_KIND}_${name}")
   string(REPLACE "-" "_" target "${target}")

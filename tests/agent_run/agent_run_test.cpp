@@ -346,5 +346,27 @@ TEST_F(AgentRunRefusal, AnEgressProxyThatAllowsMoreThanTheDomainsIsRefused) {
       << result.err;
 }
 
+TEST_F(AgentRunRefusal, AnEgressModuleWhoseAllowListThePolicyCannotReadIsRefused) {
+  const ProcessResult result =
+      run("module_dirs = [\"" + std::string(TEST_MODULE_DIR) + "\", \"" +
+              std::string(BUILD_MODULE_DIR) +
+              "\"]\n[egress]\nimplementation = \"connect\"\n[egress.connect]\n"
+              "socket = \"/nonexistent/connect.sock\"\nallow = [\"github.com:443\"]\n",
+          "home = \"/nonexistent-home\"\ndomains = [\"github.com\"]\n");
+  EXPECT_EQ(result.code, 125);
+  EXPECT_NE(result.err.find("is the module connect, whose allow list the policy " + policy_path_ +
+                            " cannot check against its domains"),
+            std::string::npos)
+      << result.err;
+  // Without the policy's proxying, the command may still run without a network.
+  const ProcessResult offline =
+      run("module_dirs = [\"" + std::string(TEST_MODULE_DIR) + "\", \"" +
+              std::string(BUILD_MODULE_DIR) +
+              "\"]\n[egress]\nimplementation = \"connect\"\n[egress.connect]\n"
+              "socket = \"/nonexistent/connect.sock\"\nallow = [\"github.com:443\"]\n",
+          "home = \"/nonexistent-home\"\ndomains = [\"github.com\"]\n", {"--network", "none"});
+  EXPECT_EQ(offline.code, 0) << offline.err;
+}
+
 }  // namespace
 }  // namespace sandbox_host::test

@@ -2,6 +2,7 @@
 #include "fixtures.hpp"
 #include "process.hpp"
 
+#include <sandbox_host/abi.h>
 #include <sandbox_host/host/probe.hpp>
 
 #include <Poco/JSON/Array.h>
@@ -50,6 +51,56 @@ TEST(ProbeCommand, NothingWorkingExitsNonZeroAndSaysWhy) {
   EXPECT_TRUE(off->getValue<bool>("explicit_only"));
 }
 
+TEST(ProbeCommand, SaysWhereAProxiedLaunchLeadsAndThroughWhat) {
+  const std::string backends = "[backends]\nenabled = [\"off\"]\npriority = []\n";
+  auto probe = [](const TempFile &config, bool json) {
+    std::vector<std::string> argv{SANDBOX_HOST_EXE, "probe", "--config", config.path().string()};
+    if (json) argv.insert(argv.begin() + 2, "--json");
+    return run_process(argv);
+  };
+  TempFile none(backends, "config.toml");
+  EXPECT_TRUE(json_of(probe(none, true))->get("egress").isEmpty());
+  EXPECT_NE(probe(none, false)
+                .out.find("egress: none (no [egress] table: network proxied is "
+                          "refused)\n"),
+            std::string::npos);
+
+  TempFile builtin(backends + "[egress]\nlisten = \"127.0.0.1:8118\"\nsocket = \"/run/e.sock\"\n",
+                   "config.toml");
+  auto proxy = json_of(probe(builtin, true))->getObject("egress");
+  EXPECT_EQ(proxy->getValue<std::string>("implementation"), "proxy");
+  EXPECT_TRUE(proxy->getValue<bool>("built_in"));
+  EXPECT_EQ(proxy->getValue<std::string>("socket"), "/run/e.sock");
+  EXPECT_EQ(proxy->getValue<int>("port"), 8118);
+  EXPECT_NE(probe(builtin, false)
+                .out.find("egress: proxy (built in)\n  a proxied sandbox's "
+                          "127.0.0.1:8118 leads to /run/e.sock\n"),
+            std::string::npos);
+
+  TempFile module(test_modules_config(backends + "[egress]\nimplementation = \"connect\"\n"
+                                                 "[egress.connect]\nsocket = \"/run/c.sock\"\n"
+                                                 "allow = [\"a.test:443\"]\n"),
+                  "config.toml");
+  auto connect = json_of(probe(module, true))->getObject("egress");
+  EXPECT_EQ(connect->getValue<std::string>("implementation"), "connect");
+  EXPECT_FALSE(connect->getValue<bool>("built_in"));
+  EXPECT_EQ(connect->getValue<std::string>("file"),
+            std::string(TEST_MODULE_DIR) + "/egress_connect.so");
+  EXPECT_EQ(connect->getValue<std::string>("socket"), "/run/c.sock");
+  EXPECT_EQ(connect->getValue<int>("port"), 3128);
+
+  TempFile broken(test_modules_config(backends + "[egress]\nimplementation = \"connect\"\n"),
+                  "config.toml");
+  auto refused = json_of(probe(broken, true))->getObject("egress");
+  EXPECT_NE(refused->getValue<std::string>("error").find(
+                "the egress module does not load: module " + std::string(TEST_MODULE_DIR) +
+                "/egress_connect.so: init failed: egress.connect.socket: must be an absolute path"),
+            std::string::npos)
+      << refused->getValue<std::string>("error");
+  EXPECT_NE(probe(broken, false).out.find("egress: connect\n  unusable: [egress] implementation"),
+            std::string::npos);
+}
+
 TEST(ProbeCommand, TextNamesEveryBackendAndTheChoice) {
   TempFile config(test_modules_config("[backends]\nenabled = [\"alpha\", \"beta\", \"off\"]\n"
                                       "priority = [\"beta\", \"alpha\"]\n"),
@@ -91,13 +142,15 @@ TEST(ModulesCommand, ListsLoadedAndRefusedModules) {
       run_process({SANDBOX_HOST_EXE, "modules", "--json", "--config", config.path().string()});
   ASSERT_EQ(result.code, 0) << result.err;
   auto out = json_of(result);
-  EXPECT_EQ(out->getValue<std::string>("host_abi"), "1.8");
+  const std::string host_abi =
+      std::to_string(SANDBOX_HOST_ABI_MAJOR) + "." + std::to_string(SANDBOX_HOST_ABI_MINOR);
+  EXPECT_EQ(out->getValue<std::string>("host_abi"), host_abi);
   auto loaded = out->getArray("loaded");
   ASSERT_EQ(loaded->size(), 2u);
   auto off = loaded->getObject(0);
   EXPECT_EQ(off->getValue<std::string>("kind"), "backend");
   EXPECT_EQ(off->getValue<std::string>("name"), "off");
-  EXPECT_EQ(off->getValue<std::string>("abi"), "1.8");
+  EXPECT_EQ(off->getValue<std::string>("abi"), host_abi);
   EXPECT_EQ(off->getValue<std::string>("file"), std::string(BUILD_MODULE_DIR) + "/backend_off.so");
   auto ping = loaded->getObject(1);
   EXPECT_EQ(ping->getValue<std::string>("kind"), "op");
@@ -105,7 +158,7 @@ TEST(ModulesCommand, ListsLoadedAndRefusedModules) {
   auto failed = out->getArray("failed");
   ASSERT_EQ(failed->size(), 1u);
   EXPECT_NE(failed->getObject(0)->getValue<std::string>("error").find(
-                "built for module ABI 2.0, this host speaks 1.8"),
+                "built for module ABI 2.0, this host speaks " + host_abi),
             std::string::npos);
   // The refusal went to the audit sink (stderr) too.
   EXPECT_NE(result.err.find("sandbox-host: refused: module rule=module-load"), std::string::npos);

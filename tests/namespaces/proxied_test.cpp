@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sandbox_host {
@@ -296,6 +301,100 @@ TEST_P(ProxiedNetwork, TheLaunchIsRefusedWithoutAnEgressTable) {
                       config_.path().string() + " has no [egress] table to say where it listens"),
       std::string::npos)
       << result.err;
+}
+
+// An HTTP server on the host's loopback: answers each request with the line it got.
+class LoopbackHttp {
+ public:
+  LoopbackHttp() {
+    listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof(address);
+    if (::bind(listener_.get(), reinterpret_cast<sockaddr *>(&address), size) != 0 ||
+        ::listen(listener_.get(), 16) != 0 ||
+        ::getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&address), &size) != 0) {
+      throw std::runtime_error("loopback http: bind");
+    }
+    port_ = ntohs(address.sin_port);
+    thread_ = std::jthread([this](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        pollfd p{listener_.get(), POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        UniqueFd client(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!client) continue;
+        const std::string head = test::read_head(client.get());
+        const std::string body = "upstream saw " + head.substr(0, head.find("\r\n")) + "\n";
+        test::send_all(client.get(),
+                       "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                           "\r\nConnection: close\r\n\r\n" + body);
+      }
+    });
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  UniqueFd listener_;
+  std::uint16_t port_ = 0;
+  std::jthread thread_;
+};
+
+// [egress] implementation names an egress module (the SDK's example, connect): the launch
+// is routed where the module says, and what the module allows or refuses is what the
+// plugin gets, run by the real `sandbox-host egress` as the launching user.
+TEST_P(ProxiedNetwork, AnEgressModuleServesTheLaunchOnTheRouteItGives) {
+  LoopbackHttp upstream;
+  LoopbackHttp other;
+  // The backend and the module where the launching user can load them.
+  test::TempFile modules("", "unused");
+  fs::permissions(modules.dir(), kWorldReadableDir);
+  for (const fs::path &module : {fs::path(BUILD_MODULE_DIR) / "backend_namespaces.so",
+                                 fs::path(TEST_MODULE_DIR) / "egress_connect.so"}) {
+    fs::copy_file(module, modules.dir() / module.filename());
+    fs::permissions(modules.dir() / module.filename(), kWorldReadableDir);
+  }
+  // The module binds its socket as the launching user, in a directory of the user's.
+  fs::permissions(proxy_home_.dir(), kWorldReadableDir);
+  const fs::path place = proxy_home_.dir() / "connect";
+  fs::create_directory(place);
+  hand_to_user(place);
+  const fs::path socket = place / "connect.sock";
+  std::ofstream(config_.path()) << "module_dirs = [\"" << modules.dir().string() << "\"]\n"
+                                << "[plugins.escape]\n\n[egress]\nimplementation = \"connect\"\n"
+                                << "\n[egress.connect]\nsocket = \"" << socket.string() << "\"\n"
+                                << "allow = [\"" << upstream.address() << "\"]\n"
+                                << "port = " << kPort << "\n";
+  std::vector<std::string> serve;
+  if (!root()) serve = test::as_nobody();
+  for (const std::string &arg :
+       {sandbox_host(), std::string("egress"), std::string("--config"), config_.path().string()}) {
+    serve.push_back(arg);
+  }
+  test::RunningProcess egress(serve, test::with_env(host_env()));
+  ASSERT_TRUE(test::eventually([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
+
+  // -p: curl asks for a CONNECT tunnel for plain HTTP too.
+  const ProcessResult allowed =
+      curl({"-sS", "-p", "--max-time", "10", "http://" + upstream.address() + "/through"});
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+  EXPECT_EQ(allowed.out, "upstream saw GET /through HTTP/1.1\n");
+  const ProcessResult refused =
+      curl({"-sS", "-p", "--max-time", "10", "http://" + other.address() + "/"});
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("403"), std::string::npos) << refused.err;
+
+  ASSERT_EQ(::kill(egress.pid(), SIGTERM), 0);
+  const ProcessResult stopped = egress.wait(std::chrono::seconds(10));
+  EXPECT_EQ(stopped.code, 0) << stopped.err;
+  EXPECT_NE(
+      stopped.err.find("sandbox-host egress: egress module connect 0.1.0 on " + socket.string()),
+      std::string::npos)
+      << stopped.err;
+  // The refusal, in the host's audit sink (stderr), naming the rule and the target.
+  EXPECT_NE(stopped.err.find("CONNECT " + other.address()), std::string::npos) << stopped.err;
+  EXPECT_NE(stopped.err.find("allow"), std::string::npos) << stopped.err;
+  EXPECT_FALSE(fs::exists(socket));
 }
 
 INSTANTIATE_TEST_SUITE_P(AsUser, ProxiedNetwork, kEveryCase, case_name);

@@ -9,7 +9,8 @@
 #   3. configures and builds sdk/examples/hello-op against that prefix only;
 #   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it
 #      (with [ops.hello] greeting = "hi" and [broker] state_dir = "<scratch>/state"), and
-#      checks `sandbox-host modules --json` reports it loaded (kind op, name hello, ABI 1.8)
+#      checks `sandbox-host modules --json` reports it loaded (kind op, name hello, the
+#      host's ABI)
 #      and nothing failed; and that a config with an unknown key in [ops.hello] makes the
 #      module refuse to load, naming the key;
 #   5. starts the installed <prefix>/bin/sandbox-host serve --config <scratch>/config.toml
@@ -18,7 +19,14 @@
 #      `ask hello --arg world` prints exactly "hi, world" and exits 0, `ask hello` exits 126
 #      with the module's message on stderr, and `ask hello --stream --arg a --arg b` prints
 #      "hi, a" and "hi, b" as lines; then stops the broker (also when a check fails);
-#   6. configures and builds examples/gateway-test against that prefix only
+#   6. configures and builds sdk/examples/connect-egress (an egress module) against that
+#      prefix only, checks `sandbox-host modules --json` reports egress connect loaded with
+#      [egress] implementation = "connect", and that an unknown key of [egress.connect]
+#      refuses it, naming the key; then runs the installed `sandbox-host egress` with it and
+#      checks, with a client on its unix socket, that a CONNECT to the allowed loopback
+#      listener tunnels bytes both ways, that another target gets 403, and that the refusal
+#      is in the audit (the command's stderr);
+#   7. configures and builds examples/gateway-test against that prefix only
 #      (find_package(SandboxHost), find_package(GTest)), runs it with
 #      SANDBOX_HOST_TEST_MODULE_DIR=<scratch>/modules and checks that its off-backend test
 #      passed and its probing test was skipped with the probe's reason.
@@ -54,8 +62,9 @@ scratch=$(absolute "$4")
 cmake_bin=${CMAKE:-cmake}
 
 hello_source="$source_dir/sdk/examples/hello-op"
+connect_source="$source_dir/sdk/examples/connect-egress"
 gateway_source="$source_dir/examples/gateway-test"
-for example in "$hello_source" "$gateway_source"; do
+for example in "$hello_source" "$connect_source" "$gateway_source"; do
   [[ -f "$example/CMakeLists.txt" ]] ||
     fail "$source_dir is not the sandbox-host source tree (no ${example#"$source_dir"/}/CMakeLists.txt)"
 done
@@ -75,6 +84,7 @@ mkdir -p -- "$scratch"
 
 prefix="$scratch/prefix"
 hello_build="$scratch/hello-build"
+connect_build="$scratch/connect-build"
 gateway_build="$scratch/gateway-build"
 modules="$scratch/modules"
 config="$scratch/config.toml"
@@ -164,7 +174,9 @@ cp -- "$off" "$modules/backend_off.so"
 
 state="$scratch/state"
 spool="$state/spool"
-write_config() { # write_config <file> <the lines of the [ops.hello] table>
+# write_config <file> <the module's own tables>: the off backend, the scratch state and
+# module directories, and what a check adds.
+write_config() {
   cat >"$1" <<EOF
 module_dirs = ["$modules"]
 
@@ -172,17 +184,19 @@ module_dirs = ["$modules"]
 enabled = ["off"]
 priority = []
 
-[ops]
-enabled = ["hello"]
-
-[ops.hello]
-$2
-
 [broker]
 state_dir = "$state"
+
+$2
 EOF
 }
-write_config "$config" 'greeting = "hi"'
+# write_hello_config <file> <the lines of the [ops.hello] table>
+write_hello_config() { write_config "$1" "[ops]
+enabled = [\"hello\"]
+
+[ops.hello]
+$2"; }
+write_hello_config "$config" 'greeting = "hi"'
 
 echo "check_out_of_tree: sandbox-host modules --json --config $config"
 if ! "$host_exe" modules --json --config "$config" >"$scratch/modules.json" 2>"$logs/modules.err"; then
@@ -210,8 +224,9 @@ if len(hello) != 1:
     problems.append(f"no loaded module of kind 'op' and name 'hello' in {json.dumps(loaded)}")
 else:
     m = hello[0]
-    if m.get("abi") != "1.8":
-        problems.append(f"op hello has abi {m.get('abi')!r}, expected '1.8'")
+    if m.get("abi") != report.get("host_abi"):
+        problems.append(f"op hello has abi {m.get('abi')!r}, not the host's "
+                        f"{report.get('host_abi')!r}")
     if m.get("file") != f"{modules_dir}/op_hello.so":
         problems.append(f"op hello was loaded from {m.get('file')!r}, not {modules_dir}/op_hello.so")
 if problems:
@@ -220,7 +235,7 @@ EOF
 
 # The module reads its own [ops.hello] table: a key it does not know refuses its loading.
 bad_config="$scratch/bad-key.toml"
-write_config "$bad_config" 'greting = "hi"'
+write_hello_config "$bad_config" 'greting = "hi"'
 echo "check_out_of_tree: sandbox-host modules --json --config $bad_config"
 "$host_exe" modules --json --config "$bad_config" >"$scratch/bad-key.json" 2>"$logs/bad-key.err" ||
   true
@@ -325,7 +340,130 @@ grep -q 'stopped by signal' "$logs/serve.log" ||
   fail "sandbox-host serve did not report stopping (log: $logs/serve.log)"
 echo "check_out_of_tree: $(tail -n 1 "$logs/serve.log")"
 
-# 6. A gateway's test, built against the installed SandboxHost package and GoogleTest.
+# 6. An egress module, built against the installed SDK alone, loaded and served.
+step connect-configure "$cmake_bin" -S "$connect_source" -B "$connect_build" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$connect_build/CMakeCache.txt")
+case "$sdk_dir" in
+  "$prefix"/*) ;;
+  *) fail "sdk/examples/connect-egress found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
+esac
+step connect-build "$cmake_bin" --build "$connect_build"
+built=$(find "$connect_build" -name egress_connect.so -type f -print -quit)
+[[ -n "$built" ]] || fail "building sdk/examples/connect-egress produced no egress_connect.so"
+cp -- "$built" "$modules/egress_connect.so"
+
+connect_socket="$scratch/connect.sock"
+# write_egress_config <file> <the lines of the [egress.connect] table>
+write_egress_config() { write_config "$1" "[ops]
+enabled = []
+
+[egress]
+implementation = \"connect\"
+
+[egress.connect]
+$2"; }
+# The allowed target: a loopback listener of the client below, on a port picked now.
+target_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+egress_config="$scratch/egress.toml"
+write_egress_config "$egress_config" "socket = \"$connect_socket\"
+allow = [\"127.0.0.1:$target_port\"]"
+bad_egress="$scratch/egress-bad-key.toml"
+write_egress_config "$bad_egress" "socket = \"$connect_socket\"
+allow = [\"127.0.0.1:$target_port\"]
+greting = 1"
+for which in good bad; do
+  file=$egress_config
+  [[ $which == bad ]] && file=$bad_egress
+  "$host_exe" modules --json --config "$file" >"$scratch/egress-$which.json" \
+    2>"$logs/egress-$which.err" || true
+done
+python3 - "$scratch/egress-good.json" "$scratch/egress-bad.json" "$modules" <<'EOF'
+import json, sys
+
+good_path, bad_path, modules_dir = sys.argv[1:]
+def read(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        sys.exit(f"check_out_of_tree: FAIL: sandbox-host printed no valid JSON ({e}); see {path}")
+good, bad = read(good_path), read(bad_path)
+connect = [m for m in good.get("loaded") or [] if m.get("kind") == "egress"]
+problems = []
+if len(connect) != 1 or connect[0].get("name") != "connect":
+    problems.append(f"no loaded module of kind 'egress' and name 'connect' in {json.dumps(good)}")
+elif connect[0].get("abi") != good.get("host_abi"):
+    problems.append(f"egress connect has abi {connect[0].get('abi')!r}, not the host's")
+elif connect[0].get("file") != f"{modules_dir}/egress_connect.so":
+    problems.append(f"egress connect was loaded from {connect[0].get('file')!r}")
+if good.get("failed") != []:
+    problems.append(f"'failed' is not empty: {json.dumps(good.get('failed'))}")
+expected = "egress.connect.greting: unknown key; allowed: socket, allow, port"
+failed = [m for m in bad.get("failed") or [] if m.get("kind") == "egress"]
+if len(failed) != 1 or expected not in failed[0].get("error", ""):
+    problems.append(f"with greting = 1 in [egress.connect], egress connect should fail to load "
+                    f"with '{expected}'; report: {json.dumps(bad)}")
+if problems:
+    sys.exit("check_out_of_tree: FAIL: " + "; ".join(problems))
+EOF
+
+echo "check_out_of_tree: $installed_host egress --config $egress_config &"
+"$installed_host" egress --config "$egress_config" >"$logs/egress.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 1 100); do
+  [[ -S "$connect_socket" ]] && break
+  kill -0 "$broker_pid" 2>/dev/null ||
+    fail "sandbox-host egress exited early: $(tail -n 20 "$logs/egress.log")"
+  sleep 0.1
+done
+[[ -S "$connect_socket" ]] || fail "sandbox-host egress made no socket at $connect_socket"
+python3 - "$connect_socket" "$target_port" <<'EOF' || fail "the egress module's tunnels (above)"
+import socket, sys, threading
+
+path, port = sys.argv[1], int(sys.argv[2])
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", port))
+listener.listen(1)
+listener.settimeout(10)
+
+def echo():
+    peer, _ = listener.accept()
+    peer.settimeout(10)
+    peer.sendall(b"echo:" + peer.recv(100))
+    peer.close()
+threading.Thread(target=echo, daemon=True).start()
+
+def ask(target, payload=b""):
+    client = socket.socket(socket.AF_UNIX)
+    client.settimeout(10)
+    client.connect(path)
+    client.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode() + payload)
+    got = b""
+    while True:
+        chunk = client.recv(4096)
+        if not chunk:
+            return got
+        got += chunk
+
+tunnel = ask(f"127.0.0.1:{port}", b"hi")
+if tunnel != b"HTTP/1.1 200 Connection established\r\n\r\necho:hi":
+    sys.exit(f"check_out_of_tree: FAIL: a CONNECT to the allowed 127.0.0.1:{port} got {tunnel!r}")
+refused = ask("127.0.0.1:1")
+if not refused.startswith(b"HTTP/1.1 403 "):
+    sys.exit(f"check_out_of_tree: FAIL: a CONNECT to 127.0.0.1:1 got {refused!r}, not 403")
+EOF
+kill -TERM "$broker_pid"
+wait "$broker_pid" || true
+broker_pid=
+grep -qF 'CONNECT 127.0.0.1:1' "$logs/egress.log" ||
+  fail "the refused CONNECT left no audit record (log: $logs/egress.log)"
+[[ ! -e "$connect_socket" ]] || fail "sandbox-host egress left its socket $connect_socket behind"
+echo "check_out_of_tree: egress connect, built against $prefix alone, tunnelled and refused as configured"
+
+# 7. A gateway's test, built against the installed SandboxHost package and GoogleTest.
 step gateway-configure "$cmake_bin" -S "$gateway_source" -B "$gateway_build" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -386,5 +524,6 @@ skip = next(line for line in results[probing][1].splitlines() if reason in line)
 print(f"check_out_of_tree: {off} passed; {probing} skipped: {skip.strip()}")
 EOF
 
-echo "check_out_of_tree: PASS: op_hello.so built against $prefix alone, loaded by $host_exe" \
-  "and served by $installed_host; gateway_test built against $prefix alone and ran"
+echo "check_out_of_tree: PASS: op_hello.so and egress_connect.so built against $prefix alone," \
+  "loaded by $host_exe and served by $installed_host; gateway_test built against $prefix alone" \
+  "and ran"

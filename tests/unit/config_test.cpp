@@ -1,6 +1,7 @@
 #include "fixtures.hpp"
 
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/egress.hpp>
 
 #include <gtest/gtest.h>
 
@@ -626,7 +627,8 @@ TEST(Config, RequesterEnvRefusesVariablesThatChangeHowTheCommandRuns) {
 using std::chrono::seconds;
 
 const std::string kEgressKeys =
-    "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
+    "implementation, listen, socket, allow, allow_addresses, inject, resolve, token_command, "
+    "renew_every_s, "
     "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
     "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
     "max_tunnels, ca_validity_days, leaf_validity_hours, parent";
@@ -1018,7 +1020,71 @@ TEST(EgressConfig, TheEgressDirIsUnderTheRuntimeDir) {
   EXPECT_EQ(egress_dir(EgressConfig{}), "/run/user/42/clawpatrol-sandbox/egress");
 }
 
-TEST(EgressConfig, RouteThroughEgressFillsTheSpec) {
+TEST(EgressConfig, TheImplementationIsTheBuiltInProxyUnlessAModuleIsNamed) {
+  TempFile builtin("[egress]\nimplementation = \"proxy\"\nallow = [\"github.com\"]\n",
+                   "config.toml");
+  const Config proxy = load_config(builtin.path());
+  ASSERT_TRUE(proxy.egress);
+  EXPECT_TRUE(proxy.egress->builtin());
+  EXPECT_EQ(proxy.egress->allow, std::vector<std::string>{"github.com"});
+  EXPECT_TRUE(proxy.egress->module_settings.empty());
+
+  TempFile module(
+      "[egress]\nimplementation = \"connect\"\n\n[egress.connect]\n"
+      "socket = \"/run/connect.sock\"\nallow = [\"a.test:443\", \"b.test:80\"]\nport = 8080\n",
+      "config.toml");
+  const Config connect = load_config(module.path());
+  ASSERT_TRUE(connect.egress);
+  EXPECT_FALSE(connect.egress->builtin());
+  EXPECT_EQ(connect.egress->implementation, "connect");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> settings{
+      {"socket", {"/run/connect.sock"}},
+      {"allow", {"a.test:443", "b.test:80"}},
+      {"port", {"8080"}}};
+  EXPECT_EQ(connect.egress->module_settings, settings);
+  // The built-in's socket default is not made up for a module, which chooses its own.
+  EXPECT_TRUE(connect.egress->socket.empty());
+}
+
+TEST(EgressConfig, AModuleTakesNoKeyOfTheBuiltInProxy) {
+  EXPECT_EQ(error_of("[egress]\nimplementation = \"connect\"\nallow = [\"github.com\"]\n"),
+            ":3: egress.allow: is not read with implementation = \"connect\": the egress module "
+            "connect takes its settings from [egress.connect], and this key is the built-in "
+            "proxy's (implementation = \"proxy\")");
+  // Whatever their order in the file.
+  EXPECT_EQ(error_of("[egress]\nlisten = \"\"\nimplementation = \"connect\"\n"),
+            ":2: egress.listen: is not read with implementation = \"connect\": the egress module "
+            "connect takes its settings from [egress.connect], and this key is the built-in "
+            "proxy's (implementation = \"proxy\")");
+  EXPECT_EQ(error_of("[egress]\nimplementation = \"connect\"\n[egress.other]\nx = 1\n"),
+            ":3: egress.other: is not read with implementation = \"connect\": the egress module "
+            "connect takes its settings from [egress.connect], and this key is the built-in "
+            "proxy's (implementation = \"proxy\")");
+  EXPECT_EQ(error_of("[egress]\nimplementation = \"connect\"\n[egress.connect]\n"
+                     "requester_env = [\"HOME\"]\n"),
+            ":4: egress.connect.requester_env: is a key of an operation's table; this module has "
+            "no requester whose variables it could take");
+  EXPECT_EQ(
+      error_of("[egress]\nimplementation = \"connect\"\n[egress.connect]\nAllow = 1\n"),
+      ":4: egress.connect.Allow: \"Allow\" is not a key of an operation; allowed: a-z, 0-9, _ "
+      "and -");
+  EXPECT_EQ(error_of("[egress]\nimplementation = \"connect\"\nconnect = 1\n"),
+            ":3: egress.connect: must be a table, not an integer");
+}
+
+TEST(EgressConfig, TheImplementationIsAModuleName) {
+  EXPECT_EQ(error_of("[egress]\nimplementation = \"../evil\"\n"),
+            ":2: egress.implementation: \"../evil\" is not a module name; allowed: \"proxy\" "
+            "(the built-in proxy) or an egress module's name (a-z, 0-9 and -)");
+  EXPECT_EQ(error_of("[egress]\nimplementation = 1\n"),
+            ":2: egress.implementation: must be a string (\"proxy\" (the built-in proxy) or an "
+            "egress module's name), not an integer");
+  // With the built-in proxy, a table named like a module is an unknown key.
+  EXPECT_EQ(error_of("[egress]\n[egress.connect]\nsocket = \"/x\"\n"),
+            ":2: egress.connect: unknown key; allowed: " + kEgressKeys);
+}
+
+TEST(EgressConfig, TheBuiltInProxysRouteFillsTheSpec) {
   // The socket's directory reached through a symlink: the Spec holds where it really is.
   TempFile place("", "unused");
   std::filesystem::create_directory(place.dir() / "real");
@@ -1027,9 +1093,11 @@ TEST(EgressConfig, RouteThroughEgressFillsTheSpec) {
   egress.socket = place.dir() / "link/egress.sock";
   egress.listen = egress::LoopbackEndpoint::parse("127.0.0.1:8888");
   egress.runtime_dir = place.dir() / "link";
+  Registry registry({});
+  AuditSink audit;
   Spec spec;
   spec.network = Network::proxied;
-  route_through_egress(spec, egress);
+  route_spec(spec, make_egress(egress, registry, audit)->route());
   EXPECT_EQ(spec.proxy_socket, (place.dir() / "real/egress.sock").string());
   EXPECT_EQ(spec.proxy_port, 8888);
   EXPECT_EQ(spec.egress_dir, (place.dir() / "real/clawpatrol-sandbox/egress").string());
@@ -1037,7 +1105,7 @@ TEST(EgressConfig, RouteThroughEgressFillsTheSpec) {
   // No runtime directory: no egress directory.
   egress.runtime_dir.clear();
   test::ScopedEnv runtime("XDG_RUNTIME_DIR", std::nullopt);
-  route_through_egress(spec, egress);
+  route_spec(spec, make_egress(egress, registry, audit)->route());
   EXPECT_EQ(spec.egress_dir, "");
 }
 

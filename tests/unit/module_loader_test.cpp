@@ -62,23 +62,30 @@ TEST(ModuleLoader, LoadsAnOpOfAnOlderMinorWhoseTableIsShorter) {
   EXPECT_EQ(report.error, "");
 }
 
+// "1.<minor>" of the host these tests are built with.
+std::string host_abi() {
+  return std::to_string(SANDBOX_HOST_ABI_MAJOR) + "." + std::to_string(SANDBOX_HOST_ABI_MINOR);
+}
+
 TEST(ModuleLoader, RefusesAnotherAbiMajor) {
-  EXPECT_EQ(load_error("backend_abimajor.so"),
-            module_prefix("backend_abimajor.so") +
-                "built for module ABI 2.0, this host speaks 1.8 (the major version must match)");
+  EXPECT_EQ(load_error("backend_abimajor.so"), module_prefix("backend_abimajor.so") +
+                                                   "built for module ABI 2.0, this host speaks " +
+                                                   host_abi() + " (the major version must match)");
 }
 
 TEST(ModuleLoader, RefusesANewerAbiMinor) {
   EXPECT_EQ(load_error("backend_abiminor.so"),
-            module_prefix("backend_abiminor.so") +
-                "built for module ABI 1.9, newer than this host's 1.8; upgrade sandbox-host or "
-                "rebuild the module against SDK 1.8");
+            module_prefix("backend_abiminor.so") + "built for module ABI 1." +
+                std::to_string(SANDBOX_HOST_ABI_MINOR + 1) + ", newer than this host's " +
+                host_abi() + "; upgrade sandbox-host or rebuild the module against SDK " +
+                host_abi());
 }
 
 TEST(ModuleLoader, RefusesAFileWithoutTheEntrySymbol) {
   EXPECT_EQ(load_error("backend_noentry.so"),
             module_prefix("backend_noentry.so") +
-                "no entry symbol sandbox_host_module_v1_<minor <= 8>; not a sandbox-host module, "
+                "no entry symbol sandbox_host_module_v1_<minor <= " +
+                std::to_string(SANDBOX_HOST_ABI_MINOR) + ">; not a sandbox-host module, "
                 "or built without a SANDBOX_HOST_*_MODULE registration");
 }
 

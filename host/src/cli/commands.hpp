@@ -9,14 +9,16 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace sandbox_host::egress {
-class EgressService;
-}
+namespace sandbox_host {
+class Host;
+class RunningEgress;
+}  // namespace sandbox_host
 
 namespace sandbox_host::cli {
 
@@ -57,9 +59,9 @@ Command add_sandbox_gpg_command(CLI::App &sandbox);    // sandbox_gpg_command.cp
 sigset_t ending_signals();
 // sandbox-host itself, beside which sandbox-host-broker is installed.
 std::filesystem::path sandbox_host_executable();
-// The egress service's events that are no refusals (the token keeper's), on stderr.
+// The egress's events that are no refusals (the token keeper's), on stderr.
 void egress_log(const std::string &line);
-// One line on where the proxy listens and where its egress directory is.
-void describe_egress(egress::EgressService &service, std::ostream &out);
+// The config's egress serving, in sandbox-host-broker, which links the built-in proxy.
+std::unique_ptr<RunningEgress> start_egress(const Host &host);
 
 }  // namespace sandbox_host::cli

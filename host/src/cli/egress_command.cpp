@@ -19,15 +19,14 @@ struct EgressCommandOptions {
 int run_egress(const EgressCommandOptions &options) {
   Host host(load_config_or_defaults(options.config));
   if (!host.config().egress) {
-    std::cerr << "sandbox-host egress: the config has no [egress] table; the proxy has no "
-                 "allow list to serve (docs/egress.md)\n";
+    std::cerr << "sandbox-host egress: the config has no [egress] table; there is no egress "
+                 "to serve (docs/egress.md)\n";
     return kHostFailure;
   }
   sigset_t ending = ending_signals();
   pthread_sigmask(SIG_BLOCK, &ending, nullptr);
-  egress::EgressService service(*host.config().egress, host.audit(), sandbox_host_executable(),
-                                egress_log);
-  describe_egress(service, std::cerr);
+  const auto running = start_egress(host);
+  std::cerr << "sandbox-host egress: " << running->description() << std::endl;
   int signal = 0;
   sigwait(&ending, &signal);
   std::cerr << "sandbox-host egress: stopped by signal " << signal << std::endl;
@@ -56,14 +55,9 @@ void egress_log(const std::string &line) {
   std::cerr << "sandbox-host egress: " << escape_text(line) << std::endl;
 }
 
-void describe_egress(egress::EgressService &service, std::ostream &out) {
-  auto &proxy = service.proxy();
-  out << "sandbox-host egress: proxy on ";
-  if (proxy.port() != 0) out << "127.0.0.1:" << proxy.port();
-  if (proxy.port() != 0 && !proxy.socket().empty()) out << " and ";
-  if (!proxy.socket().empty()) out << proxy.socket().string();
-  if (!service.directory().empty()) out << "; egress directory " << service.directory().string();
-  out << std::endl;
+std::unique_ptr<RunningEgress> start_egress(const Host &host) {
+  return host.egress()->start(
+      {host.audit(), sandbox_host_executable(), egress_log, &egress::start_builtin_proxy});
 }
 
 Command add_egress_command(CLI::App &app) {

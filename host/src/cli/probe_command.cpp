@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <sandbox_host/host/egress.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/limits/limit_report.hpp>
@@ -42,6 +43,29 @@ std::vector<OpLine> op_lines(const Host &host) {
   return lines;
 }
 
+// The config's egress as probe shows it: where a proxied launch would lead, or why it
+// could not.
+struct EgressLine {
+  std::string implementation;
+  std::shared_ptr<const LoadedModule> module;  // nullptr for the built-in proxy
+  std::optional<EgressRoute> route;
+  std::string error;
+};
+
+std::optional<EgressLine> egress_line(const Host &host) {
+  if (!host.config().egress) return std::nullopt;
+  EgressLine line{host.config().egress->implementation, nullptr, std::nullopt, {}};
+  try {
+    line.route = host.egress()->route();
+  } catch (const std::exception &e) {
+    line.error = e.what();
+  }
+  if (!host.config().egress->builtin()) {
+    line.module = host.registry().find(ModuleKind::egress, line.implementation);
+  }
+  return line;
+}
+
 int run_probe(const ProbeOptions &options) {
   Host host(load_config_or_defaults(options.config));
   const auto statuses = host.probe_all();
@@ -55,6 +79,7 @@ int run_probe(const ProbeOptions &options) {
   const int landlock_abi = reported_landlock_abi(statuses);
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
   const auto ops = op_lines(host);
+  const auto egress = egress_line(host);
   const CgroupPlacement &cgroups = host.cgroup_placement();
   const LaunchLimits &limits = host.config().limits;
   const auto rows_of = [&](const BackendStatus &s) { return limit_rows(s, limits, cgroups); };
@@ -94,6 +119,24 @@ int run_probe(const ProbeOptions &options) {
       ops_out.push_back(std::move(entry));
     }
     out["ops"] = std::move(ops_out);
+    if (egress) {
+      boost::json::object entry{{"implementation", egress->implementation},
+                                {"built_in", host.config().egress->builtin()}};
+      if (egress->module) {
+        entry["file"] = egress->module->file().string();
+        entry["version"] = egress->module->version();
+      }
+      if (egress->route) {
+        entry["socket"] = egress->route->socket;
+        entry["port"] = egress->route->port;
+        entry["directory"] = egress->route->directory;
+      } else {
+        entry["error"] = egress->error;
+      }
+      out["egress"] = std::move(entry);
+    } else {
+      out["egress"] = nullptr;
+    }
     boost::json::object limits_out;
     boost::json::object cgroup{
         {"version", cgroups.version() == CgroupPlacement::Version::v2   ? "v2"
@@ -171,6 +214,25 @@ int run_probe(const ProbeOptions &options) {
         std::cout << "    " << key << ": " << value << "\n";
       }
       if (!op.report.error.empty()) std::cout << "    report failed: " << op.report.error << "\n";
+    }
+    if (!egress) {
+      std::cout << "egress: none (no [egress] table: network proxied is refused)\n";
+    } else {
+      std::cout << "egress: " << egress->implementation
+                << (egress->module ? " (module " + egress->module->version() + ", " +
+                                         egress->module->file().string() + ")"
+                    : host.config().egress->builtin() ? " (built in)"
+                                                      : "")
+                << "\n";
+      if (egress->route) {
+        std::cout << "  a proxied sandbox's 127.0.0.1:" << egress->route->port << " leads to "
+                  << egress->route->socket << "\n";
+        if (!egress->route->directory.empty()) {
+          std::cout << "  egress directory: " << egress->route->directory << "\n";
+        }
+      } else {
+        std::cout << "  unusable: " << egress->error << "\n";
+      }
     }
     std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
               << "  cgroup: " << cgroups.description() << "\n";

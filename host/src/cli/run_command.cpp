@@ -83,19 +83,28 @@ Child launch_prepared(SandboxPool &pool, const std::string &mode, const Spec &sp
 
 // Under a policy, the egress proxy is what holds commands to its domains: a proxy that lets
 // through a host the policy does not list would widen it. Entries are read as the proxy
-// reads them.
+// reads them. An egress module's allow list, if it has one, is its own, which the policy
+// cannot read: such a launch is refused rather than held to domains nothing checked.
 void require_proxy_within_domains(const policy::Policy &agent, const EgressConfig &egress,
                                   const std::string &config_source) {
+  const std::string source =
+      config_source.empty() ? std::string("the built-in defaults") : config_source;
+  if (!egress.builtin()) {
+    throw std::runtime_error(
+        "the egress of " + source + " is the module " + egress.implementation +
+        ", whose allow list the policy " + agent.source +
+        " cannot check against its domains; a command held to the policy goes through the "
+        "built-in proxy ([egress] implementation = \"" +
+        std::string(kBuiltinEgress) + "\") or gets network none (--network none)");
+  }
   const std::vector<std::string> wider =
       egress::HostAllowList::outside(egress.allow, agent.domains);
   if (wider.empty()) return;
   const std::string list = boost::algorithm::join(wider, ", ");
-  throw std::runtime_error(
-      "the egress proxy of " +
-      (config_source.empty() ? std::string("the built-in defaults") : config_source) + " allows " +
-      list + ", which the policy " + agent.source +
-      " does not list in domains; a command held to the policy reaches "
-      "only its domains (make [egress] allow a subset of them)");
+  throw std::runtime_error("the egress proxy of " + source + " allows " + list +
+                           ", which the policy " + agent.source +
+                           " does not list in domains; a command held to the policy reaches "
+                           "only its domains (make [egress] allow a subset of them)");
 }
 
 // The command's environment under a policy: what the backend set, HOME at the policy's

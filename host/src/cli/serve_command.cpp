@@ -48,12 +48,11 @@ int run_serve(const ServeOptions &options) {
   // SIGINT and SIGTERM end the broker; a thread waits for them, so no handler races.
   sigset_t ending = ending_signals();
   pthread_sigmask(SIG_BLOCK, &ending, nullptr);
-  // The egress proxy runs beside the broker when the operator enabled it.
-  std::unique_ptr<egress::EgressService> egress;
+  // The egress runs beside the broker when the operator enabled it.
+  std::unique_ptr<RunningEgress> egress;
   if (host.config().egress) {
-    egress = std::make_unique<egress::EgressService>(*host.config().egress, host.audit(),
-                                                     sandbox_host_executable(), egress_log);
-    describe_egress(*egress, std::cerr);
+    egress = start_egress(host);
+    std::cerr << "sandbox-host egress: " << egress->description() << std::endl;
   }
   // The launch service's stage 1 is sandbox-host's: this binary has no stage-1 hook, and
   // the broker's libraries stay out of every sandbox's start-up.

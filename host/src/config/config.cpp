@@ -667,6 +667,20 @@ void cross_check(const ConfigReader &r, const toml::table &root, const Config &c
 
 }  // namespace
 
+bool is_module_name(std::string_view name) {
+  return valid_module_name(name);
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> read_module_entries(
+    const ConfigReader &r, const toml::table &t, const std::string &prefix) {
+  if (const auto *env = t.get("requester_env")) {
+    r.fail(env->source(), prefix + ".requester_env",
+           "is a key of an operation's table; this module has no requester whose variables "
+           "it could take");
+  }
+  return read_op(r, t, prefix).entries;
+}
+
 Config default_config() {
   Config config;
   fs::path near_exe = executable_dir() / ".." / SANDBOX_HOST_MODULE_SUBDIR;
@@ -769,13 +783,6 @@ fs::path egress_dir(const EgressConfig &egress, const char *xdg_runtime_dir) {
 
 fs::path egress_dir(const EgressConfig &egress) {
   return egress_dir(egress, std::getenv("XDG_RUNTIME_DIR"));
-}
-
-void route_through_egress(Spec &spec, const EgressConfig &egress) {
-  spec.proxy_socket = fs::weakly_canonical(egress.socket).string();
-  spec.proxy_port = egress.sandbox_port();
-  const fs::path dir = egress_dir(egress);
-  spec.egress_dir = dir.empty() ? std::string() : fs::weakly_canonical(dir).string();
 }
 
 Config load_config_or_defaults(const std::optional<fs::path> &path) {

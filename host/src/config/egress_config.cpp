@@ -15,7 +15,8 @@ namespace sandbox_host {
 namespace {
 
 constexpr const char *kEgressKeys =
-    "listen, socket, allow, allow_addresses, inject, resolve, token_command, renew_every_s, "
+    "implementation, listen, socket, allow, allow_addresses, inject, resolve, token_command, "
+    "renew_every_s, "
     "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
     "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
     "max_tunnels, ca_validity_days, leaf_validity_hours, parent";
@@ -172,10 +173,42 @@ void check_inject(const ConfigReader &r, const toml::table &t, const EgressConfi
 
 }  // namespace
 
+// implementation = "<module>": the module's own table, and no key of the built-in proxy,
+// which would configure nothing.
+void read_egress_module(const ConfigReader &r, const toml::table &t, EgressConfig &egress) {
+  const std::string &module = egress.implementation;
+  for (auto &&[key, node] : t) {
+    const std::string name(key.str());
+    if (name == "implementation") continue;
+    const std::string dotted = "egress." + key_part(name);
+    if (name == module) {
+      egress.module_settings = read_module_entries(r, r.table(node, dotted), dotted);
+      continue;
+    }
+    r.fail(key.source(), dotted,
+           "is not read with implementation = \"" + module + "\": the egress module " + module +
+               " takes its settings from [egress." + module +
+               "], and this key is the built-in proxy's (implementation = \"" +
+               std::string(kBuiltinEgress) + "\")");
+  }
+}
+
 void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egress) {
+  if (const toml::node *implementation = t.get("implementation")) {
+    const std::string allowed =
+        "\"" + std::string(kBuiltinEgress) + "\" (the built-in proxy) or an egress module's name";
+    egress.implementation = r.string(*implementation, "egress.implementation", allowed);
+    if (!egress.builtin() && !is_module_name(egress.implementation)) {
+      r.fail(implementation->source(), "egress.implementation",
+             "\"" + egress.implementation + "\" is not a module name; allowed: " + allowed +
+                 " (a-z, 0-9 and -)");
+    }
+    if (!egress.builtin()) return read_egress_module(r, t, egress);
+  }
   for (auto &&[key, node] : t) {
     const std::string name(key.str());
     const std::string dotted = "egress." + name;
+    if (name == "implementation") continue;
     auto seconds = [&, &node = node](std::int64_t min, std::int64_t max) {
       return std::chrono::seconds(r.integer(node, dotted, min, max));
     };
@@ -287,7 +320,7 @@ void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egre
 }
 
 void default_egress_socket(const ConfigReader &r, const toml::table &root, Config &config) {
-  if (!config.egress || !config.egress->socket.empty()) return;
+  if (!config.egress || !config.egress->builtin() || !config.egress->socket.empty()) return;
   config.egress->socket = config.broker.state_dir / "egress.sock";
   if (config.egress->socket.string().size() > kMaxSocketPath) {
     r.fail(root["egress"].node()->source(), "egress.socket",

@@ -134,4 +134,35 @@ EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
 
 EgressService::~EgressService() = default;
 
+namespace {
+
+class RunningBuiltinProxy final : public RunningEgress {
+ public:
+  RunningBuiltinProxy(const EgressConfig &config, AuditSink &audit,
+                      const std::filesystem::path &exe,
+                      std::function<void(const std::string &)> log)
+      : service_(config, audit, exe, std::move(log)) {}
+
+  std::string description() const override {
+    const EgressProxy &proxy = service_.proxy();
+    std::string out = "proxy on ";
+    if (proxy.port() != 0) out += "127.0.0.1:" + std::to_string(proxy.port());
+    if (proxy.port() != 0 && !proxy.socket().empty()) out += " and ";
+    if (!proxy.socket().empty()) out += proxy.socket().string();
+    if (!service_.directory().empty()) out += "; egress directory " + service_.directory().string();
+    return out;
+  }
+
+ private:
+  EgressService service_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config, AuditSink &audit,
+                                                   const std::filesystem::path &exe,
+                                                   std::function<void(const std::string &)> log) {
+  return std::make_unique<RunningBuiltinProxy>(config, audit, exe, std::move(log));
+}
+
 }  // namespace sandbox_host::egress

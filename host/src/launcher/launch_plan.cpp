@@ -39,7 +39,7 @@ LaunchPlan plan_launch(Host &host, LaunchRequest request) {
                                                       : config.source + " has") +
                                " no [egress] table to say where it listens");
     }
-    route_through_egress(spec, *config.egress);
+    route_spec(spec, host.egress()->route());
   }
   // The config's grants first, then the caller's.
   std::vector<std::string> read;

@@ -9,7 +9,15 @@ namespace sandbox_host {
 namespace fs = std::filesystem;
 
 std::string_view to_string(ModuleKind kind) {
-  return kind == ModuleKind::backend ? "backend" : "op";
+  switch (kind) {
+    case ModuleKind::backend:
+      return "backend";
+    case ModuleKind::broker_op:
+      return "op";
+    case ModuleKind::egress:
+      return "egress";
+  }
+  return "unknown";
 }
 
 std::string module_file_name(ModuleKind kind, std::string_view name) {
@@ -22,13 +30,29 @@ ModuleError::ModuleError(const fs::path &file, const std::string &what)
 namespace {
 
 constexpr uint32_t abi_kind(ModuleKind kind) {
-  return kind == ModuleKind::backend ? SH_KIND_BACKEND : SH_KIND_BROKER_OP;
+  switch (kind) {
+    case ModuleKind::backend:
+      return SH_KIND_BACKEND;
+    case ModuleKind::broker_op:
+      return SH_KIND_BROKER_OP;
+    case ModuleKind::egress:
+      return SH_KIND_EGRESS;
+  }
+  return 0;
 }
 
-// The table of ABI 1.0; what later minors appended is read only where struct_size has it.
+// The kind's first table (ABI 1.0's; the egress kind's of 1.9); what later minors appended
+// is read only where struct_size has it.
 constexpr size_t table_size(ModuleKind kind) {
-  return kind == ModuleKind::backend ? offsetof(sh_backend_v1, stage1_prepared)
-                                     : offsetof(sh_broker_op_v1, report);
+  switch (kind) {
+    case ModuleKind::backend:
+      return offsetof(sh_backend_v1, stage1_prepared);
+    case ModuleKind::broker_op:
+      return offsetof(sh_broker_op_v1, report);
+    case ModuleKind::egress:
+      return offsetof(sh_egress_v1, report);
+  }
+  return 0;
 }
 
 std::string kind_text(uint32_t kind) {
@@ -37,9 +61,17 @@ std::string kind_text(uint32_t kind) {
       return "backend";
     case SH_KIND_BROKER_OP:
       return "broker-op";
+    case SH_KIND_EGRESS:
+      return "egress";
     default:
       return "unknown kind " + std::to_string(kind);
   }
+}
+
+// "a backend", "an egress".
+std::string a_kind(uint32_t kind) {
+  const std::string text = kind_text(kind);
+  return (kind == SH_KIND_EGRESS ? "an " : "a ") + text;
 }
 
 }  // namespace
@@ -70,8 +102,8 @@ LoadedModule::LoadedModule(const fs::path &file, ModuleKind kind, const ModuleSe
   version_ = to_view(d->version);
   summary_ = to_view(d->summary);
   if (d->kind != abi_kind(kind)) {
-    throw ModuleError(file, "is a " + kind_text(d->kind) + " module, expected a " +
-                                kind_text(abi_kind(kind)) + " module");
+    throw ModuleError(
+        file, "is " + a_kind(d->kind) + " module, expected " + a_kind(abi_kind(kind)) + " module");
   }
   if (file.filename() != module_file_name(kind, name_)) {
     throw ModuleError(file, "registers the name \"" + name_ + "\", so its file must be " +

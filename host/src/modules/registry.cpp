@@ -7,8 +7,8 @@ namespace sandbox_host {
 namespace fs = std::filesystem;
 
 Registry::Registry(std::vector<fs::path> module_dirs,
-                   std::map<std::string, ModuleSettings> op_settings)
-    : dirs_(std::move(module_dirs)), op_settings_(std::move(op_settings)) {}
+                   std::map<std::pair<ModuleKind, std::string>, ModuleSettings> settings)
+    : dirs_(std::move(module_dirs)), settings_(std::move(settings)) {}
 
 fs::path Registry::locate(ModuleKind kind, const std::string &name) const {
   const std::string file = module_file_name(kind, name);
@@ -32,9 +32,9 @@ std::shared_ptr<const LoadedModule> Registry::load(ModuleKind kind, const std::s
     if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   }
   static const ModuleSettings none;
-  auto settings = kind == ModuleKind::broker_op ? op_settings_.find(name) : op_settings_.end();
+  auto settings = settings_.find(key);
   auto module = std::make_shared<const LoadedModule>(
-      locate(kind, name), kind, settings == op_settings_.end() ? none : settings->second);
+      locate(kind, name), kind, settings == settings_.end() ? none : settings->second);
   std::lock_guard lock(mutex_);
   failures_.erase(key);
   return loaded_.emplace(key, std::move(module)).first->second;
@@ -67,6 +67,9 @@ std::shared_ptr<const LoadedModule> Registry::acquire(ModuleKind kind, const std
 void Registry::load_enabled(const Config &config, AuditSink &audit) {
   for (const auto &name : config.backends_enabled) acquire(ModuleKind::backend, name, audit);
   for (const auto &name : config.ops_enabled) acquire(ModuleKind::broker_op, name, audit);
+  if (config.egress && !config.egress->builtin()) {
+    acquire(ModuleKind::egress, config.egress->implementation, audit);
+  }
 }
 
 std::shared_ptr<const LoadedModule> Registry::find(ModuleKind kind, const std::string &name) const {

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 8
+#define SANDBOX_HOST_ABI_MINOR 9
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -55,6 +55,7 @@ enum sh_status {
 enum sh_module_kind {
   SH_KIND_BACKEND = 1,
   SH_KIND_BROKER_OP = 2,
+  SH_KIND_EGRESS = 3, /* since 1.9 */
 };
 
 /* Since 1.2. One key of the operator's [ops.<name>] table: a string, number or boolean is
@@ -76,7 +77,8 @@ typedef struct sh_host_info {
   uint16_t abi_minor;
   sh_str host_version;
   /* Since 1.2: the module's [ops.<name>] table, without the keys the host itself reads
-   * (requester_env); empty for a backend. Valid for the call only. */
+   * (requester_env); for an egress module (since 1.9) its [egress.<name>] table; empty for
+   * a backend. Valid for the call only. */
   sh_config config;
 } sh_host_info;
 
@@ -272,6 +274,47 @@ typedef struct sh_broker_op_v1 {
   int32_t (*report)(void *instance, sh_writer *out, sh_writer *error) SH_NOEXCEPT;
 } sh_broker_op_v1;
 
+/* ---- egress (since 1.9) ---------------------------------------------------------------- */
+
+/* Where a proxied launch's network leads (the Spec's proxy_socket, proxy_port and
+ * egress_dir): the unix socket on the host that the sandbox's 127.0.0.1:port is relayed to,
+ * and the egress directory, bound read-only into the sandbox, whose files (egress_client.hpp:
+ * ca.pem, bundle.pem, gh, gpg) the plugin's variables point at. */
+typedef struct sh_egress_route {
+  uint32_t struct_size;
+  sh_writer socket;    /* an absolute path */
+  sh_writer directory; /* an absolute path, or nothing written for none */
+  uint32_t port;       /* 1..65535 */
+} sh_egress_route;
+
+/* What the host gives a started egress: both callable from any of the module's threads
+ * from start until stop returns, never after. */
+typedef struct sh_egress_sinks {
+  uint32_t struct_size;
+  void *ctx;
+  /* A connection refused, for the host's audit sink: the rule that refused it, what the
+   * client attempted (its target) and what the operator could do. */
+  void (*refused)(void *ctx, sh_str rule, sh_str attempted, sh_str hint) SH_NOEXCEPT;
+  /* A line of what the egress did that is no refusal (a connection let through, say). */
+  void (*log)(void *ctx, sh_str line) SH_NOEXCEPT;
+} sh_egress_sinks;
+
+typedef struct sh_egress_v1 {
+  uint32_t struct_size;
+  /* Where a proxied launch is pointed; called for every launch, from any thread, whether
+   * this process started the egress or not (a one-shot `sandbox-host run` only routes). */
+  int32_t (*route)(void *instance, sh_egress_route *out, sh_writer *error) SH_NOEXCEPT;
+  /* Starts serving on the route's socket in the module's own threads and returns once
+   * connections are accepted; a non-zero return, with the reason in error, starts nothing. */
+  int32_t (*start)(void *instance, const sh_egress_sinks *sinks, sh_writer *error) SH_NOEXCEPT;
+  /* Stops accepting, ends every connection and returns once no thread of the egress runs
+   * and the sinks are no longer used. Called once after each successful start; start is
+   * called again only after stop returned. */
+  void (*stop)(void *instance) SH_NOEXCEPT;
+  /* NULL in a module with nothing to say: as sh_broker_op_v1.report. */
+  int32_t (*report)(void *instance, sh_writer *out, sh_writer *error) SH_NOEXCEPT;
+} sh_egress_v1;
+
 /* ---- the module --------------------------------------------------------------------------- */
 
 typedef struct sh_module_descriptor {
@@ -284,7 +327,7 @@ typedef struct sh_module_descriptor {
   sh_str summary;
   int32_t (*create)(const sh_host_info *host, void **instance, sh_writer *error) SH_NOEXCEPT;
   void (*destroy)(void *instance) SH_NOEXCEPT;
-  const void *table; /* sh_backend_v1 or sh_broker_op_v1, by kind */
+  const void *table; /* sh_backend_v1, sh_broker_op_v1 or sh_egress_v1, by kind */
 } sh_module_descriptor;
 
 typedef const sh_module_descriptor *(*sh_module_entry)(void);

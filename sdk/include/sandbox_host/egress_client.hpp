@@ -4,6 +4,7 @@
 // so the two cannot drift.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,16 @@ inline constexpr std::string_view kEgressGh = "gh";
 // git's gpg.program in the sandbox: runs `sandbox-host sandbox gpg`, which has the broker
 // sign out of the sandbox's reach.
 inline constexpr std::string_view kEgressGpg = "gpg";
+
+// Where a proxied launch's network leads, as an egress implementation decides it
+// (sh_egress_route): the unix socket on the host that the sandbox's 127.0.0.1:<port> is
+// relayed to, and the egress directory, bound read-only, whose files the variables below
+// point at.
+struct EgressRoute {
+  std::string socket;     // absolute
+  std::string directory;  // absolute; empty for none
+  std::uint16_t port = 3128;
+};
 
 // The egress directory below a runtime directory (seed 000's EgressDir):
 // runtime_dir/clawpatrol-sandbox/egress; empty for an empty runtime_dir.

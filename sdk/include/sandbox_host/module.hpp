@@ -1,6 +1,6 @@
-// Writing a sandbox-host module in C++: derive from Backend or BrokerOp and register the
-// class with one macro. The macro exports the versioned C entry point; the adapters below
-// turn every exception into an error message, so nothing but C crosses the boundary.
+// Writing a sandbox-host module in C++: derive from Backend, BrokerOp or EgressModule and
+// register the class with one macro. The macro exports the versioned C entry point; the adapters
+// below turn every exception into an error message, so nothing but C crosses the boundary.
 //
 //   class MyOp final : public sandbox_host::BrokerOp {
 //    public:
@@ -14,6 +14,7 @@
 #pragma once
 
 #include <sandbox_host/abi.h>
+#include <sandbox_host/egress_client.hpp>
 #include <sandbox_host/op_config.hpp>
 #include <sandbox_host/spec.hpp>
 #include <sandbox_host/spec_abi.hpp>
@@ -39,7 +40,8 @@ struct HostInfo {
   unsigned abi_major = 0;
   unsigned abi_minor = 0;
   std::string host_version;
-  // A broker operation's [ops.<name>] table (empty before host ABI 1.2, and for backends).
+  // A broker operation's [ops.<name>] table (empty before host ABI 1.2, and for backends),
+  // or an egress module's [egress.<name>] table.
   OpConfig config;
 };
 
@@ -194,6 +196,36 @@ class BrokerOp {
   virtual std::vector<std::pair<std::string, std::string>> report() const { return {}; }
 };
 
+// What the host gives a started egress (sh_egress_sinks): usable from any thread until
+// stop() returns.
+class EgressSinks {
+ public:
+  explicit EgressSinks(const sh_egress_sinks &raw) noexcept : raw_(raw) {}
+  void refused(std::string_view rule, std::string_view attempted, std::string_view hint) const {
+    raw_.refused(raw_.ctx, to_sh_str(rule), to_sh_str(attempted), to_sh_str(hint));
+  }
+  void log(std::string_view line) const { raw_.log(raw_.ctx, to_sh_str(line)); }
+
+ private:
+  sh_egress_sinks raw_;
+};
+
+// An egress implementation: what network "proxied" leads to, and the proxy behind it.
+class EgressModule {
+ public:
+  using Interface = EgressModule;
+  virtual ~EgressModule() = default;
+  // Called for every proxied launch, from any thread, started or not.
+  virtual EgressRoute route() const = 0;
+  // Serve on route().socket in threads of the module's own; return once it accepts.
+  // Throwing starts nothing, with the exception's message.
+  virtual void start(EgressSinks sinks) = 0;
+  // Stop accepting, end every connection, and return once no thread of it runs.
+  virtual void stop() noexcept = 0;
+  // As BrokerOp::report.
+  virtual std::vector<std::pair<std::string, std::string>> report() const { return {}; }
+};
+
 namespace detail {
 
 template <class F>
@@ -209,9 +241,12 @@ int32_t guarded(sh_writer *error, F &&body) noexcept {
   return SH_ERROR;
 }
 
-// The name the module registered, for the messages of its OpConfig (set by describe()).
+// The name the module registered, and the config table its OpConfig names in messages
+// (set by describe()).
 template <class T>
 inline std::string_view registered_name;
+template <class T>
+inline std::string_view registered_table;
 
 template <class T>
 int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexcept {
@@ -222,7 +257,9 @@ int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexc
         info = {raw->abi_major, raw->abi_minor, std::string(to_view(raw->host_version)), {}};
       }
       if (raw != nullptr && raw->struct_size >= sizeof(sh_host_info)) {
-        info.config = OpConfig::from_abi(std::string(registered_name<T>), raw->config);
+        info.config =
+            OpConfig::from_abi(std::string(registered_name<T>), raw->config,
+                               std::string(registered_table<T>) + std::string(registered_name<T>));
       }
       *instance = static_cast<typename T::Interface *>(new T(info));
     } else {
@@ -231,17 +268,33 @@ int32_t create(const sh_host_info *raw, void **instance, sh_writer *error) noexc
   });
 }
 
-// An instance crosses the boundary as a pointer to its interface (Backend or BrokerOp), so
+// An instance crosses the boundary as a pointer to its interface (Backend, BrokerOp or
+// EgressModule), so
 // the adapters call the interface's public virtuals whatever access the class gives them.
 template <class T>
 void destroy(void *instance) noexcept {
   delete static_cast<typename T::Interface *>(instance);
 }
 
+// A report as lines "<key>\t<value>\n".
+inline void write_report(const std::vector<std::pair<std::string, std::string>> &report,
+                         sh_writer *out) {
+  std::string lines;
+  for (const auto &[key, value] : report) {
+    if (key.empty() || key.find_first_of("\t\n") != std::string::npos ||
+        value.find('\n') != std::string::npos) {
+      throw std::invalid_argument("report: a key is one word and a value one line");
+    }
+    lines += key + "\t" + value + "\n";
+  }
+  write(out, lines);
+}
+
 template <class T>
 struct BackendAdapter {
   static_assert(std::is_base_of_v<Backend, T>, "a backend module's class derives from Backend");
   static constexpr uint32_t kind = SH_KIND_BACKEND;
+  static constexpr std::string_view table_prefix = "";
 
   static int32_t probe(void *instance, sh_probe_report *out) noexcept {
     if (out == nullptr || out->struct_size < sizeof(sh_probe_report)) return SH_ERROR;
@@ -292,6 +345,7 @@ template <class T>
 struct BrokerOpAdapter {
   static_assert(std::is_base_of_v<BrokerOp, T>, "a broker-op module's class derives from BrokerOp");
   static constexpr uint32_t kind = SH_KIND_BROKER_OP;
+  static constexpr std::string_view table_prefix = "ops.";
 
   static int32_t handle(void *instance, const sh_request *raw, const sh_requester *who,
                         sh_reply *reply, sh_writer *error) noexcept {
@@ -309,17 +363,8 @@ struct BrokerOpAdapter {
     });
   }
   static int32_t report(void *instance, sh_writer *out, sh_writer *error) noexcept {
-    return guarded(error, [&] {
-      std::string lines;
-      for (const auto &[key, value] : static_cast<const BrokerOp *>(instance)->report()) {
-        if (key.empty() || key.find_first_of("\t\n") != std::string::npos ||
-            value.find('\n') != std::string::npos) {
-          throw std::invalid_argument("report: a key is one word and a value one line");
-        }
-        lines += key + "\t" + value + "\n";
-      }
-      write(out, lines);
-    });
+    return guarded(error,
+                   [&] { write_report(static_cast<const BrokerOp *>(instance)->report(), out); });
   }
   static constexpr bool reports =
       !std::is_same_v<decltype(&T::report), decltype(&BrokerOp::report)>;
@@ -327,10 +372,48 @@ struct BrokerOpAdapter {
                                             reports ? &report : nullptr};
 };
 
+template <class T>
+struct EgressAdapter {
+  static_assert(std::is_base_of_v<EgressModule, T>,
+                "an egress module's class derives from EgressModule");
+  static constexpr uint32_t kind = SH_KIND_EGRESS;
+  static constexpr std::string_view table_prefix = "egress.";
+
+  static int32_t route(void *instance, sh_egress_route *out, sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      if (out == nullptr || out->struct_size < sizeof(sh_egress_route)) {
+        throw std::invalid_argument("route: the host's route struct is short");
+      }
+      const EgressRoute route = static_cast<const EgressModule *>(instance)->route();
+      write(&out->socket, route.socket);
+      write(&out->directory, route.directory);
+      out->port = route.port;
+    });
+  }
+  static int32_t start(void *instance, const sh_egress_sinks *sinks, sh_writer *error) noexcept {
+    return guarded(error, [&] {
+      if (sinks == nullptr || sinks->struct_size < sizeof(sh_egress_sinks)) {
+        throw std::invalid_argument("start: the host's sinks struct is short");
+      }
+      static_cast<EgressModule *>(instance)->start(EgressSinks(*sinks));
+    });
+  }
+  static void stop(void *instance) noexcept { static_cast<EgressModule *>(instance)->stop(); }
+  static int32_t report(void *instance, sh_writer *out, sh_writer *error) noexcept {
+    return guarded(
+        error, [&] { write_report(static_cast<const EgressModule *>(instance)->report(), out); });
+  }
+  static constexpr bool reports =
+      !std::is_same_v<decltype(&T::report), decltype(&EgressModule::report)>;
+  static inline const sh_egress_v1 table{sizeof(sh_egress_v1), &route, &start, &stop,
+                                         reports ? &report : nullptr};
+};
+
 template <template <class> class Adapter, class T>
 sh_module_descriptor describe(std::string_view name, std::string_view version,
                               std::string_view summary) noexcept {
   registered_name<T> = name;
+  registered_table<T> = Adapter<T>::table_prefix;
   return {sizeof(sh_module_descriptor),
           SANDBOX_HOST_ABI_MAJOR,
           SANDBOX_HOST_ABI_MINOR,
@@ -366,3 +449,6 @@ sh_module_descriptor describe(std::string_view name, std::string_view version,
 
 #define SANDBOX_HOST_BROKER_OP_MODULE(Class, Name, Version, Summary) \
   SANDBOX_HOST_MODULE_(::sandbox_host::detail::BrokerOpAdapter, Class, Name, Version, Summary)
+
+#define SANDBOX_HOST_EGRESS_MODULE(Class, Name, Version, Summary) \
+  SANDBOX_HOST_MODULE_(::sandbox_host::detail::EgressAdapter, Class, Name, Version, Summary)

@@ -1,5 +1,6 @@
-// An operation's own settings: the operator's [ops.<name>] table, as the host hands it to
-// the module when it creates the instance (HostInfo::config).
+// A module's own settings: an operation's [ops.<name>] table, or an egress module's
+// [egress.<name>] table, as the host hands it to the module when it creates the instance
+// (HostInfo::config).
 #pragma once
 
 #include <sandbox_host/abi.h>
@@ -18,17 +19,21 @@ namespace sandbox_host {
 class OpConfig {
  public:
   OpConfig() = default;
-  OpConfig(std::string op, std::vector<std::pair<std::string, std::vector<std::string>>> entries)
-      : op_(std::move(op)), entries_(std::move(entries)) {}
+  // table is the dotted name of the config table, for messages: "ops.<op>" when empty.
+  OpConfig(std::string op, std::vector<std::pair<std::string, std::vector<std::string>>> entries,
+           std::string table = {})
+      : op_(std::move(op)),
+        table_(table.empty() ? "ops." + op_ : std::move(table)),
+        entries_(std::move(entries)) {}
 
   // What the host handed over; op is the module's name, for messages.
-  static OpConfig from_abi(std::string op, const sh_config &raw) {
+  static OpConfig from_abi(std::string op, const sh_config &raw, std::string table = {}) {
     std::vector<std::pair<std::string, std::vector<std::string>>> entries;
     for (size_t i = 0; i < raw.count; ++i) {
       entries.emplace_back(std::string(to_view(raw.entries[i].key)),
                            to_strings(raw.entries[i].values));
     }
-    return OpConfig(std::move(op), std::move(entries));
+    return OpConfig(std::move(op), std::move(entries), std::move(table));
   }
 
   const std::string &op() const noexcept { return op_; }
@@ -60,9 +65,9 @@ class OpConfig {
     }
   }
 
-  // "ops.<op>.<key>: <what>", the way the host names config keys.
+  // "<table>.<key>: <what>" (ops.<op>.<key>), the way the host names config keys.
   std::invalid_argument error(std::string_view key, std::string_view what) const {
-    return std::invalid_argument("ops." + op_ + "." + std::string(key) + ": " + std::string(what));
+    return std::invalid_argument(table_ + "." + std::string(key) + ": " + std::string(what));
   }
 
  private:
@@ -74,6 +79,7 @@ class OpConfig {
   }
 
   std::string op_;
+  std::string table_;
   std::vector<std::pair<std::string, std::vector<std::string>>> entries_;
 };
 

@@ -126,7 +126,17 @@ struct ParentProxyConfig {
 
 // The [egress] table: the egress proxy (docs/egress.md), and what a plugin with network
 // "proxied" goes through. load_config checks every entry with the proxy's own parsers.
+// [egress] implementation's value for the proxy sandbox-host has built in.
+inline constexpr std::string_view kBuiltinEgress = "proxy";
+
 struct EgressConfig {
+  // key implementation: the built-in proxy, or the name of an egress module (a file
+  // egress_<name>.so), whose own settings are the table [egress.<name>] (module_settings).
+  // With a module, the keys below are the built-in's and refused.
+  std::string implementation = std::string(kBuiltinEgress);
+  std::vector<std::pair<std::string, std::vector<std::string>>> module_settings;
+  bool builtin() const noexcept { return implementation == kBuiltinEgress; }
+
   // key listen; nullopt when written "" (no TCP listener).
   std::optional<egress::LoopbackEndpoint> listen =
       egress::LoopbackEndpoint::parse("127.0.0.1:3128");
@@ -214,10 +224,6 @@ inline constexpr const char *kDefaultConfigPath = "/etc/sandbox-host/config.toml
 std::filesystem::path default_state_dir();
 // The same for the given effective uid and values of XDG_STATE_HOME and HOME (null: unset).
 std::filesystem::path default_state_dir(uid_t uid, const char *xdg_state_home, const char *home);
-
-// Points spec at the egress proxy for network proxied: its socket (symlinks resolved as far
-// as the path exists), the port inside the sandbox, and the egress directory.
-void route_through_egress(Spec &spec, const EgressConfig &egress);
 
 // Built-in defaults: every backend enabled, priority namespaces > landlock > seatbelt, the
 // module directories next to this executable and the installed one.

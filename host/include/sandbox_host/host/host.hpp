@@ -3,6 +3,7 @@
 
 #include <sandbox_host/host/backend.hpp>
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/egress.hpp>
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 #include <sandbox_host/host/probe.hpp>
 #include <sandbox_host/host/registry.hpp>
@@ -34,6 +35,11 @@ class Host {
   // The broker operation's module, loaded with its [ops.<name>] settings on first use;
   // nullptr when it does not load (the registry has the reason, and the audit a record).
   std::shared_ptr<const LoadedModule> operation(const std::string &name) const;
+
+  // What network proxied means on this host: the [egress] implementation, nullptr without
+  // an [egress] table. Made on first use, when an egress module loads; throws, naming the
+  // module, when it does not load.
+  const Egress *egress() const;
 
   // Every enabled backend, probed now (sandbox-host probe).
   std::vector<BackendStatus> probe_all() const;
@@ -111,6 +117,8 @@ class Host {
   std::mutex probe_mutex_;
   std::map<std::optional<std::string>, std::variant<Availability, std::string>> probe_cache_;
   std::map<std::string, BackendStatus> configured_cache_;
+  mutable std::mutex egress_mutex_;
+  mutable std::unique_ptr<Egress> egress_;
   mutable std::once_flag placement_once_;
   mutable std::optional<CgroupPlacement> placement_;
 };

@@ -15,7 +15,7 @@
 
 namespace sandbox_host {
 
-enum class ModuleKind { backend, broker_op };
+enum class ModuleKind { backend, broker_op, egress };
 
 std::string_view to_string(ModuleKind kind);
 
@@ -56,7 +56,8 @@ struct EntrySymbol {
 // truncated, has no or several entry symbols, or speaks another ABI.
 EntrySymbol check_module_file(const std::filesystem::path &file);
 
-// A module's own settings (an operation's [ops.<name>] table), key and values as text, in
+// A module's own settings (an operation's [ops.<name>] table, an egress module's
+// [egress.<name>]), key and values as text, in
 // the order the operator wrote them.
 using ModuleSettings = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
@@ -90,7 +91,7 @@ class LoadedModule {
   AbiVersion abi_;
 };
 
-// The file name the host looks for: backend_<name>.so or op_<name>.so.
+// The file name the host looks for: backend_<name>.so, op_<name>.so or egress_<name>.so.
 std::string module_file_name(ModuleKind kind, std::string_view name);
 
 }  // namespace sandbox_host

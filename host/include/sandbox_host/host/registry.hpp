@@ -22,9 +22,10 @@ struct ModuleFailure {
 
 class Registry {
  public:
-  // op_settings: each operation's [ops.<name>] table, handed to the module when it loads.
+  // settings: a module's own table ([ops.<name>], [egress.<name>]) by kind and name,
+  // handed to the module when it loads.
   explicit Registry(std::vector<std::filesystem::path> module_dirs,
-                    std::map<std::string, ModuleSettings> op_settings = {});
+                    std::map<std::pair<ModuleKind, std::string>, ModuleSettings> settings = {});
 
   // Loads every module the config enables; a module that fails is recorded in failures()
   // and audited, and the others load on.
@@ -50,7 +51,7 @@ class Registry {
   std::filesystem::path locate(ModuleKind kind, const std::string &name) const;
 
   std::vector<std::filesystem::path> dirs_;
-  std::map<std::string, ModuleSettings> op_settings_;
+  std::map<std::pair<ModuleKind, std::string>, ModuleSettings> settings_;
   mutable std::mutex mutex_;
   std::map<std::pair<ModuleKind, std::string>, std::shared_ptr<const LoadedModule>> loaded_;
   std::map<std::pair<ModuleKind, std::string>, std::string> failures_;

@@ -6,6 +6,7 @@
 
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/egress.hpp>
 #include <sandbox_host/host/egress/proxy_server.hpp>
 #include <sandbox_host/host/egress/token_keeper.hpp>
 
@@ -31,6 +32,7 @@ class EgressService {
   ~EgressService();
 
   EgressProxy &proxy() { return *proxy_; }
+  const EgressProxy &proxy() const { return *proxy_; }
   // The egress directory written, empty when there is none (no runtime directory, or no
   // inject host and so no CA).
   const std::filesystem::path &directory() const { return directory_; }
@@ -43,5 +45,11 @@ class EgressService {
   std::unique_ptr<EgressProxy> proxy_;
   std::filesystem::path directory_;
 };
+
+// The built-in proxy as an egress serving (EgressServing::builtin_proxy): an EgressService
+// described by where it listens and its egress directory.
+std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config, AuditSink &audit,
+                                                   const std::filesystem::path &exe,
+                                                   std::function<void(const std::string &)> log);
 
 }  // namespace sandbox_host::egress
