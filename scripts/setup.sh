@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake make g++ pkg-config ca-certificates
   libboost1.81-dev          # Boost.DLL and Boost.Process v2, header-only here
-  libpoco-dev               # Poco Foundation, JSON (later: Net, NetSSL, Crypto)
+  libpoco-dev               # Poco Foundation, JSON: the tests' second JSON reader
   libssl-dev                # OpenSSL 3: the egress proxy's CA and TLS
   libidn2-dev               # the allow list's IDN host names, as punycode
   libsystemd-dev            # sd-bus: cap-slot and scope ask systemd over D-Bus

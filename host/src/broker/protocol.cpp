@@ -1,72 +1,51 @@
 #include <sandbox_host/host/broker/protocol.hpp>
 #include <sandbox_host/host/text_escape.hpp>
 
-#include <Poco/Base64Decoder.h>
-#include <Poco/Base64Encoder.h>
-#include <Poco/JSON/Array.h>
-#include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
-#include <Poco/JSON/Stringifier.h>
-#include <Poco/UTF8String.h>
+#include <openssl/evp.h>
+#include <boost/json.hpp>
 
 #include <array>
-#include <sstream>
 
 namespace sandbox_host::broker {
 namespace {
 
-using Poco::JSON::Object;
+namespace json = boost::json;
 
-// A request is an object of strings, booleans and one array of strings: deeper nesting is
-// refused before the parser recurses into it.
-constexpr int kMaxDepth = 4;
+// A request is an object of strings, booleans and one array of strings: the parser refuses
+// deeper nesting as it meets it, without recursing.
+constexpr std::size_t kMaxDepth = 4;
 
-void check_depth(std::string_view json) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : json) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) {
-        throw RequestError("request is nested deeper than " + std::to_string(kMaxDepth) +
-                           " levels; a request is one object of strings, booleans and "
-                           "one array of strings");
-      }
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
+std::string type_name(const json::value &value) {
+  switch (value.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::object:
+      return "an object";
+    case json::kind::array:
+      return "an array";
+    case json::kind::string:
+      return "a string";
+    case json::kind::bool_:
+      return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "a number";
   }
-}
-
-std::string type_name(const Poco::Dynamic::Var &value) {
-  if (value.isEmpty()) return "null";
-  if (value.type() == typeid(Object::Ptr)) return "an object";
-  if (value.type() == typeid(Poco::JSON::Array::Ptr)) return "an array";
-  if (value.isString()) return "a string";
-  if (value.isBoolean()) return "a boolean";
-  if (value.isNumeric()) return "a number";
   return "another type";
 }
 
-std::string string_field(const Object &object, const std::string &name) {
-  const auto value = object.get(name);
-  if (!value.isString()) {
-    throw RequestError("field \"" + name + "\" must be a string, not " + type_name(value));
+std::string string_field(const json::object &object, std::string_view name) {
+  const json::value &value = object.at(name);
+  if (!value.is_string()) {
+    throw RequestError("field \"" + std::string(name) + "\" must be a string, not " +
+                       type_name(value));
   }
-  return value.extract<std::string>();
+  return std::string(value.get_string());
 }
 
-// Standard base64 with padding, as Go's encoding/json writes []byte: checked here in full,
-// since Poco's decoder stops quietly at the first bad character.
+// Standard base64 with padding, as Go's encoding/json writes []byte: checked in full here,
+// since OpenSSL's decoder skips the whitespace it meets.
 bool is_padded_base64(std::string_view text) {
   if (text.size() % 4 != 0) return false;
   const std::size_t padding = text.size() >= 2 && text.substr(text.size() - 2) == "==" ? 2
@@ -81,33 +60,34 @@ bool is_padded_base64(std::string_view text) {
   return true;
 }
 
-std::string decode_base64(const std::string &text) {
+std::string decode_base64(std::string_view text) {
   if (!is_padded_base64(text)) {
     throw RequestError(
         "field \"input\" is not base64 (the seed's []byte encoding: standard "
         "alphabet, padded)");
   }
-  std::istringstream in(text);
-  Poco::Base64Decoder decoder(in);
-  std::string out;
-  std::array<char, 4096> buffer{};
-  while (decoder.read(buffer.data(), buffer.size()) || decoder.gcount() > 0) {
-    out.append(buffer.data(), static_cast<std::size_t>(decoder.gcount()));
-  }
-  if (decoder.bad()) throw RequestError("field \"input\" is not base64");
+  std::string out(text.size() / 4 * 3, '\0');
+  const int decoded = EVP_DecodeBlock(reinterpret_cast<unsigned char *>(out.data()),
+                                      reinterpret_cast<const unsigned char *>(text.data()),
+                                      static_cast<int>(text.size()));
+  if (decoded < 0) throw RequestError("field \"input\" is not base64");
+  // EVP_DecodeBlock counts the padding's bytes as zeros.
+  const std::size_t padding = text.ends_with("==") ? 2 : text.ends_with('=') ? 1 : 0;
+  out.resize(static_cast<std::size_t>(decoded) - padding);
   return out;
 }
 
 std::string encode_base64(std::string_view bytes) {
-  std::ostringstream out;
-  Poco::Base64Encoder encoder(out);
-  encoder.rdbuf()->setLineLength(0);
-  encoder.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  encoder.close();
-  return out.str();
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char *>(out.data()),
+                                      reinterpret_cast<const unsigned char *>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(written));
+  return out;
 }
 
-// Valid UTF-8 as is; every byte that does not start a valid sequence becomes U+FFFD.
+// Valid UTF-8 as is; every byte that does not start a valid sequence becomes U+FFFD, as
+// Go's encoding/json writes it (Boost.JSON serializes a string's bytes as they are).
 std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -140,44 +120,29 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
-std::string stringify(const Object &object) {
-  std::ostringstream out;
-  // Escape what JSON needs and nothing else: the text is UTF-8 already.
-  Poco::JSON::Stringifier::stringify(object, out, 0, -1, Poco::JSON_WRAP_STRINGS);
-  return out.str();
-}
-
-// The kind of a JSON text that is valid but not an object, or "" otherwise. Poco refuses a
-// scalar at the top as if it were no JSON at all; inside an array it takes one.
-std::string top_level_kind(std::string_view json) {
-  const auto start = json.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos || json[start] == '{') return {};
-  try {
-    Poco::JSON::Parser parser;
-    const auto wrapped = parser.parse("[" + std::string(json) + "]");
-    const auto array = wrapped.extract<Poco::JSON::Array::Ptr>();
-    return array->size() == 1 ? type_name(array->get(0)) : std::string();
-  } catch (const Poco::Exception &) {
-    return {};
+// One JSON object: at most kMaxDepth deep, strings valid UTF-8 (Boost.JSON's default), and
+// nothing after it. The error names where the text went wrong, not what it holds.
+json::object parse_object(std::string_view text, const char *what) {
+  json::parse_options options;
+  options.max_depth = kMaxDepth;
+  json::stream_parser parser({}, options);
+  json::error_code ec;
+  const std::size_t read = parser.write(text.data(), text.size(), ec);
+  if (!ec) parser.finish(ec);
+  if (ec == json::error::too_deep) {
+    throw RequestError(std::string(what) + " is nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels; a request is one object of strings, booleans and one array of "
+                       "strings");
   }
-}
-
-Object::Ptr parse_object(std::string_view json, const char *what) {
-  if (const auto kind = top_level_kind(json); !kind.empty()) {
-    throw RequestError(std::string(what) + " must be a JSON object, not " + kind);
+  if (ec) {
+    throw RequestError(std::string(what) + " is not valid JSON: " + ec.message() + " at byte " +
+                       std::to_string(read));
   }
-  Poco::Dynamic::Var parsed;
-  try {
-    Poco::JSON::Parser parser;
-    parsed = parser.parse(std::string(json));
-  } catch (const Poco::Exception &e) {
-    // Poco's message quotes the byte it stopped at, which is the requester's.
-    throw RequestError(std::string(what) + " is not valid JSON: " + echo(e.displayText(), 200));
+  json::value value = parser.release();
+  if (!value.is_object()) {
+    throw RequestError(std::string(what) + " must be a JSON object, not " + type_name(value));
   }
-  if (parsed.type() != typeid(Object::Ptr)) {
-    throw RequestError(std::string(what) + " must be a JSON object, not " + type_name(parsed));
-  }
-  return parsed.extract<Object::Ptr>();
+  return std::move(value.get_object());
 }
 
 }  // namespace
@@ -194,26 +159,25 @@ std::string quoted_prefix(std::string_view text, std::size_t max) {
   return "\"" + std::string(text.substr(0, max)) + (text.size() > max ? "\"..." : "\"");
 }
 
-Request parse_request(std::string_view json, std::size_t max_bytes) {
-  if (json.size() > max_bytes) {
-    throw RequestError("request of " + std::to_string(json.size()) +
+Request parse_request(std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw RequestError("request of " + std::to_string(text.size()) +
                        " bytes, more than the broker's max_request_bytes " +
                        std::to_string(max_bytes));
   }
-  check_depth(json);
-  const Object::Ptr object = parse_object(json, "request");
-  static const std::array<const char *, 10> kFields{"op",   "unit", "slice",    "max",   "swap",
-                                                    "args", "wait", "resource", "input", "stream"};
-  for (const auto &name : object->getNames()) {
-    if (std::find(kFields.begin(), kFields.end(), name) == kFields.end()) {
-      throw RequestError("unknown field " + echo(name) +
+  const json::object object = parse_object(text, "request");
+  static const std::array<std::string_view, 10> kFields{
+      "op", "unit", "slice", "max", "swap", "args", "wait", "resource", "input", "stream"};
+  for (const auto &field : object) {
+    if (std::find(kFields.begin(), kFields.end(), field.key()) == kFields.end()) {
+      throw RequestError("unknown field " + echo(field.key()) +
                          "; fields: op, unit, slice, max, swap, args, wait, resource, input, "
                          "stream");
     }
   }
-  if (!object->has("op")) throw RequestError("field \"op\" is missing");
+  if (!object.contains("op")) throw RequestError("field \"op\" is missing");
   Request request;
-  request.op = string_field(*object, "op");
+  request.op = string_field(object, "op");
   if (request.op.empty()) throw RequestError("field \"op\" is empty");
   if (request.op.size() > kMaxOpName) {
     throw RequestError("field \"op\" is " + std::to_string(request.op.size()) +
@@ -226,95 +190,91 @@ Request parse_request(std::string_view json, std::size_t max_bytes) {
                               {"swap", &request.swap},
                               {"wait", &request.wait},
                               {"resource", &request.resource}}) {
-    if (object->has(name)) *target = string_field(*object, name);
+    if (object.contains(name)) *target = string_field(object, name);
   }
-  if (object->has("args")) {
-    const auto args = object->get("args");
-    if (args.type() != typeid(Poco::JSON::Array::Ptr)) {
-      throw RequestError("field \"args\" must be an array of strings, not " + type_name(args));
+  if (const json::value *args = object.if_contains("args")) {
+    if (!args->is_array()) {
+      throw RequestError("field \"args\" must be an array of strings, not " + type_name(*args));
     }
-    const auto array = args.extract<Poco::JSON::Array::Ptr>();
-    for (std::size_t i = 0; i < array->size(); ++i) {
-      const auto arg = array->get(static_cast<unsigned>(i));
-      if (!arg.isString()) {
+    const json::array &array = args->get_array();
+    for (std::size_t i = 0; i < array.size(); ++i) {
+      if (!array[i].is_string()) {
         throw RequestError("field \"args\"[" + std::to_string(i) + "] must be a string, not " +
-                           type_name(arg));
+                           type_name(array[i]));
       }
-      request.args.push_back(arg.extract<std::string>());
+      request.args.emplace_back(array[i].get_string());
     }
   }
-  if (object->has("input")) request.input = decode_base64(string_field(*object, "input"));
-  if (object->has("stream")) {
-    const auto stream = object->get("stream");
-    if (!stream.isBoolean()) {
-      throw RequestError("field \"stream\" must be a boolean, not " + type_name(stream));
+  if (object.contains("input")) request.input = decode_base64(string_field(object, "input"));
+  if (const json::value *stream = object.if_contains("stream")) {
+    if (!stream->is_bool()) {
+      throw RequestError("field \"stream\" must be a boolean, not " + type_name(*stream));
     }
-    request.stream = stream.extract<bool>();
+    request.stream = stream->get_bool();
   }
   return request;
 }
 
 std::string encode_request(const Request &request) {
-  Object object(Poco::JSON_PRESERVE_KEY_ORDER);
-  object.set("op", valid_utf8(request.op));
+  json::object object;
+  object["op"] = valid_utf8(request.op);
   for (auto [name, value] : {std::pair{"unit", &request.unit},
                              {"slice", &request.slice},
                              {"max", &request.max},
                              {"swap", &request.swap},
                              {"wait", &request.wait},
                              {"resource", &request.resource}}) {
-    if (!value->empty()) object.set(name, valid_utf8(*value));
+    if (!value->empty()) object[name] = valid_utf8(*value);
   }
   if (!request.args.empty()) {
-    Poco::JSON::Array args;
-    for (const auto &arg : request.args) args.add(valid_utf8(arg));
-    object.set("args", args);
+    json::array args;
+    for (const auto &arg : request.args) args.emplace_back(valid_utf8(arg));
+    object["args"] = std::move(args);
   }
-  if (!request.input.empty()) object.set("input", encode_base64(request.input));
-  if (request.stream) object.set("stream", true);
-  return stringify(object);
+  if (!request.input.empty()) object["input"] = encode_base64(request.input);
+  if (request.stream) object["stream"] = true;
+  return json::serialize(object);
 }
 
 std::string encode_frame(const ReplyFrame &frame) {
-  Object object(Poco::JSON_PRESERVE_KEY_ORDER);
-  if (!frame.error.empty()) object.set("error", valid_utf8(frame.error));
-  if (!frame.out.empty()) object.set("out", valid_utf8(frame.out));
-  if (!frame.err.empty()) object.set("err", valid_utf8(frame.err));
-  if (frame.code != 0) object.set("code", frame.code);
-  if (frame.end) object.set("end", true);
-  return stringify(object);
+  json::object object;
+  if (!frame.error.empty()) object["error"] = valid_utf8(frame.error);
+  if (!frame.out.empty()) object["out"] = valid_utf8(frame.out);
+  if (!frame.err.empty()) object["err"] = valid_utf8(frame.err);
+  if (frame.code != 0) object["code"] = frame.code;
+  if (frame.end) object["end"] = true;
+  return json::serialize(object);
 }
 
-ReplyFrame parse_frame(std::string_view json) {
-  const Object::Ptr object = parse_object(json, "reply frame");
+ReplyFrame parse_frame(std::string_view text) {
+  const json::object object = parse_object(text, "reply frame");
   ReplyFrame frame;
   for (auto [name, target] :
        {std::pair{"error", &frame.error}, {"out", &frame.out}, {"err", &frame.err}}) {
-    if (!object->has(name)) continue;
-    const auto value = object->get(name);
-    if (!value.isString()) {
+    const json::value *value = object.if_contains(name);
+    if (value == nullptr) continue;
+    if (!value->is_string()) {
       throw RequestError(std::string("reply frame field \"") + name + "\" must be a string, not " +
-                         type_name(value));
+                         type_name(*value));
     }
-    *target = value.extract<std::string>();
+    *target = std::string(value->get_string());
   }
-  if (object->has("code")) {
-    const auto code = object->get("code");
-    if (!code.isInteger() || code.isBoolean()) {
-      throw RequestError("reply frame field \"code\" must be an integer, not " + type_name(code));
+  if (const json::value *code = object.if_contains("code")) {
+    if (!code->is_int64() && !code->is_uint64()) {
+      throw RequestError("reply frame field \"code\" must be an integer, not " + type_name(*code));
     }
-    const auto value = code.convert<Poco::Int64>();
-    if (value < INT32_MIN || value > INT32_MAX) {
-      throw RequestError("reply frame field \"code\" is out of range: " + std::to_string(value));
+    const bool fits =
+        code->is_int64() && code->get_int64() >= INT32_MIN && code->get_int64() <= INT32_MAX;
+    if (!fits) {
+      throw RequestError("reply frame field \"code\" is out of range: " + json::serialize(*code));
     }
-    frame.code = static_cast<int>(value);
+    frame.code = static_cast<int>(code->get_int64());
   }
-  if (object->has("end")) {
-    const auto end = object->get("end");
-    if (!end.isBoolean()) {
-      throw RequestError("reply frame field \"end\" must be a boolean, not " + type_name(end));
+  if (const json::value *end = object.if_contains("end")) {
+    if (!end->is_bool()) {
+      throw RequestError("reply frame field \"end\" must be a boolean, not " + type_name(*end));
     }
-    frame.end = end.extract<bool>();
+    frame.end = end->get_bool();
   }
   return frame;
 }

@@ -1,6 +1,6 @@
 // sandbox-host-broker: `sandbox-host serve`, `ask`, `egress` and `sandbox ...`, which
-// sandbox-host runs through this binary so that the broker's libraries (Poco) stay out of
-// every plugin launch's start-up.
+// sandbox-host runs through this binary so that the broker's and the egress proxy's
+// libraries (OpenSSL) stay out of every plugin launch's start-up.
 #include "commands.hpp"
 
 int main(int argc, char **argv) {
