@@ -2,6 +2,7 @@
 #include <sandbox_host/host/base_env.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
 #include <sandbox_host/host/spec_check.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
@@ -326,9 +327,14 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
       command.cgroup->bound(spec.plugin_name, config_.limits_for(spec.plugin_name));
       command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
     }
-    command.env.push_back(
-        std::string(kEnvSpec) + "=" +
-        encode_stage1_payload({mode, launch.backend.module().file().string(), bounded(spec)}));
+    const std::string payload =
+        encode_stage1_payload({mode, launch.backend.module().file().string(), bounded(spec)});
+    if (payload.size() > kMaxLaunchMessage) {
+      throw std::length_error("launch for plugin \"" + spec.plugin_name +
+                              "\": " + std::to_string(payload.size()) + " bytes of Spec, over " +
+                              std::to_string(kMaxLaunchMessage));
+    }
+    command.env.push_back(std::string(kEnvSpec) + "=" + payload);
   } else {
     command.program = launch.built.program;
     command.args = std::move(launch.built.args);

@@ -649,6 +649,30 @@ TEST_F(SandboxPoolTest, ABadSpecThrowsAsCommandDoesAndThePoolServesTheNextLaunch
   EXPECT_EQ(stats.failed, 0u);
 }
 
+// The cold launch's transport (CLAWPATROL_SANDBOX_SPEC) holds a Spec to the same bound as a
+// prepared sandbox's, and says so, rather than leaving execve to fail with E2BIG.
+TEST_F(SandboxPoolTest, AColdLaunchOfAnOversizedSpecThrowsTheSameLengthError) {
+  TempSpec t("big", REPORT_PLUGIN);
+  const std::string arg(70 * 1024, 'a');
+  t.spec.args = {"report", arg, arg};
+  std::string what;
+  try {
+    host_.command(t.spec, "namespaces");
+    ADD_FAILURE() << "a cold launch of " << 2 * arg.size() << " bytes of arguments did not throw";
+  } catch (const std::length_error &e) {
+    what = e.what();
+  }
+  const std::string prefix = "launch for plugin \"big\": ";
+  const std::string suffix = " bytes of Spec, over " + std::to_string(kMaxLaunchMessage);
+  ASSERT_TRUE(what.starts_with(prefix) && what.ends_with(suffix)) << what;
+  // Just under the bound, the launch runs.
+  t.spec.args = {"report", std::string(kMaxLaunchMessage - 4096, 'a')};
+  PluginStdio io;
+  Child child = spawn(host_.command(t.spec, "namespaces"), {}, io.stdio());
+  const Outcome outcome = io.finish(child);
+  EXPECT_EQ(outcome.status.shell_status(), 0) << outcome;
+}
+
 TEST_F(SandboxPoolTest, AnOversizedSpecThrowsLengthErrorAndThePoolServesTheNextLaunch) {
   SandboxPool pool(host_, "namespaces", Network::none);
   ASSERT_EQ(pool.wait_ready(kTimeout), 1u);

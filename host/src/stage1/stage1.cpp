@@ -148,6 +148,10 @@ void stage1() {
   }
   if (prepared) run_prepared(backend, *prepared);
   if (!spec) exit_stage1_failure("spec: " + std::string(kEnvSpec) + " is not set");
+  if (spec->size() > kMaxLaunchMessage) {
+    exit_stage1_failure("spec: " + std::to_string(spec->size()) + " bytes, over " +
+                        std::to_string(kMaxLaunchMessage));
+  }
   run_child(backend, *spec);
 }
 

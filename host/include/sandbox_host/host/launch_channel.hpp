@@ -12,9 +12,10 @@
 
 namespace sandbox_host {
 
-// The largest launch message, as the largest CLAWPATROL_SANDBOX_SPEC a cold launch can
-// pass (the kernel's MAX_ARG_STRLEN).
-inline constexpr std::size_t kMaxLaunchMessage = 128 * 1024;
+// The largest Spec either transport carries: a prepared sandbox's launch message, and a
+// cold launch's CLAWPATROL_SANDBOX_SPEC, which with its name and NUL stays within the
+// kernel's MAX_ARG_STRLEN (128 KiB) for one string of the environment.
+inline constexpr std::size_t kMaxLaunchMessage = 127 * 1024;
 
 // A connected SOCK_SEQPACKET pair, close-on-exec: {host end, sandbox end}.
 struct ChannelPair {
