@@ -2,8 +2,8 @@
 #include <sandbox_host/host/broker/socket_transport.hpp>
 #include <sandbox_host/host/broker/spool.hpp>
 #include <sandbox_host/host/broker/spool_request.hpp>
-#include <sandbox_host/host/broker/worker_pool.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/worker_pool.hpp>
 
 #include <sandbox_host/host/broker/process_identity.hpp>
 
@@ -48,7 +48,11 @@ BrokerOptions BrokerOptions::from(const BrokerConfig &config) {
 }
 
 WorkerLimits BrokerOptions::limits() const {
-  return {max_concurrent, max_per_requester, max_queued};
+  WorkerLimits limits;
+  limits.threads = max_concurrent;
+  limits.per_requester = max_per_requester;
+  limits.queued = max_queued;
+  return limits;
 }
 
 struct Broker::State {
@@ -138,6 +142,10 @@ std::string busy_reason(Admission admission, const WorkerLimits &limits) {
            std::to_string(limits.per_requester) +
            " at once from one requester ([broker] max_per_requester); ask again once they "
            "are answered";
+  }
+  if (admission == Admission::no_thread) {
+    return "the broker cannot start a thread for the request (the system refused one); ask "
+           "again shortly";
   }
   return "the broker is busy: " + std::to_string(limits.queued) +
          " requests wait for a thread already ([broker] max_queued); ask again shortly";

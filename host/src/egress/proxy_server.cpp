@@ -2,11 +2,11 @@
 #include <sandbox_host/host/egress/parent_proxy.hpp>
 #include <sandbox_host/host/egress/peer_identity.hpp>
 #include <sandbox_host/host/egress/proxy_server.hpp>
-#include <sandbox_host/host/egress/session_pool.hpp>
 #include <sandbox_host/host/egress/socks5.hpp>
 #include <sandbox_host/host/egress/tcp_connect.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
+#include <sandbox_host/host/worker_pool.hpp>
 
 #include "session_sockets.hpp"
 
@@ -175,7 +175,7 @@ struct EgressProxy::Impl {
 
   std::jthread acceptor;
   // Last, so it goes first: its threads end once the destructor's wait saw no session.
-  SessionPool pool;
+  WorkerPool pool;
 };
 
 EgressProxy::Impl::Impl(EgressOptions given)
@@ -186,7 +186,7 @@ EgressProxy::Impl::Impl(EgressOptions given)
             options.say),
       epoll(::epoll_create1(EPOLL_CLOEXEC)),
       wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-      pool(options.max_sessions, std::chrono::seconds(30)) {
+      pool(WorkerLimits::one_queue(options.max_sessions, std::chrono::seconds(30))) {
   if (!epoll || !wake) fail("cannot make the egress proxy's epoll set");
   for (auto &host : options.inject) host = normalize_host_name(host);
   if (!options.inject.empty()) {
@@ -405,7 +405,7 @@ void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
     std::unique_ptr<Handshake> handshake;
   };
   auto running = std::make_shared<Running>(Running{std::move(ticket), std::move(handshake)});
-  const bool started = pool.run([this, running] {
+  const bool started = pool.submit({}, [this, running] {
     try {
       session(*running->handshake);
     } catch (const std::exception &e) {
@@ -415,7 +415,7 @@ void EgressProxy::Impl::start_session(std::unique_ptr<Handshake> handshake) {
     }
     running->handshake.reset();
     running->ticket.reset();
-  });
+  }) == Admission::taken;
   if (!started) refuse_busy(*running->handshake, "no thread for the connection");
 }
 

@@ -4,7 +4,7 @@
 
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/broker/op_call.hpp>
-#include <sandbox_host/host/broker/worker_pool.hpp>
+#include <sandbox_host/host/worker_pool.hpp>
 #include <sandbox_host/host/config.hpp>
 
 #include <chrono>

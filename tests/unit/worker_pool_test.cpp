@@ -1,7 +1,11 @@
-// The worker pool (worker_pool.hpp): tasks side by side up to the cap, queued beyond it,
-// each requester held to its share and its bound, and the destructor that runs what was
-// queued before it joins.
-#include <sandbox_host/host/broker/worker_pool.hpp>
+// The host's thread pool (worker_pool.hpp): tasks side by side up to the cap, queued beyond
+// it, each requester held to its share and its bound, and the destructor that runs what was
+// queued before it joins; and as the egress proxy uses it (WorkerLimits::one_queue), a
+// thread kept and used again, a task past the cap waiting for a free one, an idle thread
+// ending after its linger.
+#include <sandbox_host/host/worker_pool.hpp>
+
+#include <fixtures.hpp>
 
 #include <gtest/gtest.h>
 
@@ -9,18 +13,29 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
 
-namespace sandbox_host::broker {
+namespace sandbox_host {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+
+// The broker's three bounds ([broker] max_concurrent, max_per_requester, max_queued).
+WorkerLimits bounded(std::size_t threads, std::size_t per_requester, std::size_t queued) {
+  WorkerLimits limits;
+  limits.threads = threads;
+  limits.per_requester = per_requester;
+  limits.queued = queued;
+  return limits;
+}
 
 // A pool of `threads` whose per-requester and queue bounds do not come into it.
 WorkerLimits threads_only(std::size_t threads) {
-  return {threads, 1000000, 1000000};
+  return bounded(threads, 1000000, 1000000);
 }
 
 // A requester of its own for each task, so that no requester's share comes into it.
@@ -182,7 +197,7 @@ TEST(WorkerPool, AFloodingRequesterWaitsBehindItsOwnRequestsNotInFrontOfOthers) 
   bool open = false;
   int flooding = 0, most_flooding = 0;
   std::atomic<bool> other_ran = false;
-  WorkerPool pool({8, 64, 256});
+  WorkerPool pool(bounded(8, 64, 256));
   EXPECT_EQ(pool.limits().running_per_requester(), 2u);
   for (int i = 0; i < 40; ++i) {
     ASSERT_EQ(pool.submit("flooder",
@@ -222,7 +237,7 @@ TEST(WorkerPool, ARequesterPastItsBoundAndAFullQueueAreRefused) {
     changed.wait_for(lock, 20s, [&] { return open; });
   };
   {
-    WorkerPool pool({4, 3, 100});
+    WorkerPool pool(bounded(4, 3, 100));
     for (int i = 0; i < 3; ++i) EXPECT_EQ(pool.submit("a", blocked), Admission::taken);
     EXPECT_EQ(pool.submit("a", blocked), Admission::requester_full);
     EXPECT_EQ(pool.submit("b", [] {}), Admission::taken);
@@ -235,7 +250,7 @@ TEST(WorkerPool, ARequesterPastItsBoundAndAFullQueueAreRefused) {
   open = false;
   {
     // One thread, held; two may wait; the third to wait is refused, whoever asks.
-    WorkerPool pool({1, 100, 2});
+    WorkerPool pool(bounded(1, 100, 2));
     bool started = false;
     EXPECT_EQ(pool.submit("a",
                           [&] {
@@ -263,5 +278,83 @@ TEST(WorkerPool, ARequesterPastItsBoundAndAFullQueueAreRefused) {
   }
 }
 
+// ---- one queue: the egress proxy's sessions ------------------------------------------
+
+TEST(OneQueueWorkerPool, SessionsOneAfterAnotherShareOneThread) {
+  WorkerPool pool(WorkerLimits::one_queue(8, 10s));
+  std::set<std::thread::id> ran_on;
+  for (int i = 0; i < 20; ++i) {
+    std::promise<std::thread::id> ran;
+    ASSERT_EQ(Admission::taken,
+              pool.submit("", [&] { ran.set_value(std::this_thread::get_id()); }));
+    ran_on.insert(ran.get_future().get());
+    // The thread is free again only once it waits for the next session, after the
+    // session returned: a run() before that starts a second thread, as it should.
+    ASSERT_TRUE(eventually([&] { return pool.idle() == 1; }));
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(ran_on.size(), 1U) << "every session should have reused the one idle thread";
+  EXPECT_EQ(pool.threads(), 1U);
+}
+
+TEST(OneQueueWorkerPool, ASessionPastTheMaximumWaitsForTheFirstThreadToBeFree) {
+  WorkerPool pool(WorkerLimits::one_queue(2, 10s));
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool release = false;
+  int running = 0;
+  auto blocking = [&] {
+    std::unique_lock lock(mutex);
+    ++running;
+    changed.notify_all();
+    changed.wait(lock, [&] { return release; });
+    --running;
+  };
+  ASSERT_EQ(Admission::taken, pool.submit("", blocking));
+  ASSERT_EQ(Admission::taken, pool.submit("", blocking));
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return running == 2; }));
+  }
+  std::atomic<bool> third_ran = false;
+  ASSERT_EQ(Admission::taken, pool.submit("", [&] { third_ran = true; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(third_ran.load()) << "a third session ran beside two that hold both threads";
+  EXPECT_EQ(pool.threads(), 2U);
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  changed.notify_all();
+  EXPECT_TRUE(eventually([&] { return third_ran.load(); }));
+  EXPECT_EQ(pool.threads(), 2U);
+}
+
+TEST(OneQueueWorkerPool, AnIdleThreadEndsAfterItsLinger) {
+  WorkerPool pool(WorkerLimits::one_queue(4, 50ms));
+  std::promise<void> ran;
+  ASSERT_EQ(Admission::taken, pool.submit("", [&] { ran.set_value(); }));
+  ran.get_future().get();
+  EXPECT_TRUE(eventually([&] { return pool.threads() == 0; }))
+      << pool.threads() << " threads left after their linger";
+  std::promise<void> again;
+  ASSERT_EQ(Admission::taken, pool.submit("", [&] { again.set_value(); }));
+  EXPECT_EQ(again.get_future().wait_for(5s), std::future_status::ready);
+}
+
+TEST(OneQueueWorkerPool, DestructionWaitsForTheRunningSessions) {
+  std::atomic<int> finished = 0;
+  {
+    WorkerPool pool(WorkerLimits::one_queue(4, 10s));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(Admission::taken, pool.submit("", [&] {
+        std::this_thread::sleep_for(100ms);
+        ++finished;
+      }));
+    }
+  }
+  EXPECT_EQ(finished.load(), 3);
+}
+
 }  // namespace
-}  // namespace sandbox_host::broker
+}  // namespace sandbox_host
