@@ -1,9 +1,9 @@
 #include "proxy_forwarder.hpp"
 
 #include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/relay_direction.hpp>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -19,7 +19,6 @@
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <unordered_map>
 
 namespace sandbox_host::namespaces {
@@ -30,8 +29,7 @@ using backends::throw_errno;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char *kStep = "proxy";
-constexpr unsigned kSpliceFlags = SPLICE_F_MOVE | SPLICE_F_NONBLOCK;
-// Each relayed connection holds two sockets and two pipes.
+// Each relayed connection holds two sockets and, once both ways carry bulk data, two pipes.
 constexpr rlim_t kDescriptorsPerConnection = 6;
 // Kept free for everything else the init holds.
 constexpr rlim_t kSpareDescriptors = 16;
@@ -39,8 +37,11 @@ constexpr std::size_t kMaxConnections = 4096;
 // How long an accepted client waits for room in the proxy's accept queue, asking this often.
 constexpr std::chrono::seconds kConnectPatience{10};
 constexpr std::chrono::milliseconds kConnectRetry{10};
-// Pipe loads a connection may move before the next one's turn.
-constexpr int kRoundsPerTurn = 16;
+// What one direction may move before the next connection's turn.
+constexpr std::size_t kBytesPerTurn = 1 << 20;
+// The init grows no pipe past the default 64 KiB: its pages count against the user's
+// pipe quota (relay_direction.hpp), which every sandbox of the user shares.
+constexpr std::size_t kLargePipes = 0;
 
 // A client that gets no relay learns it from a reset, not from an orderly end that would
 // pass a truncated answer off as whole.
@@ -48,74 +49,6 @@ void reset(UniqueFd client) {
   const linger abort{1, 0};
   ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
 }
-
-struct Pipe {
-  UniqueFd out, in;  // read end, write end
-  std::size_t capacity = 0;
-};
-
-std::optional<Pipe> make_pipe() {
-  int ends[2];
-  if (::pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) return std::nullopt;
-  Pipe pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
-  // A user past its pipe quota gets one-page pipes: ask rather than assume 64 KiB.
-  const int size = ::fcntl(ends[1], F_GETPIPE_SZ);
-  pipe.capacity = size > 0 ? static_cast<std::size_t>(size) : 4096;
-  return pipe;
-}
-
-// One direction of a connection: from -> pipe -> to.
-class Flow {
- public:
-  Flow(int from, int to, Pipe pipe)
-      : from_(from),
-        to_(to),
-        pipe_out_(std::move(pipe.out)),
-        pipe_in_(std::move(pipe.in)),
-        capacity_(pipe.capacity) {}
-
-  bool wants_to_read() const noexcept { return !eof_ && buffered_ < capacity_; }
-  bool wants_to_write() const noexcept { return buffered_ > 0; }
-  bool finished() const noexcept { return shut_; }
-
-  // Moves what it can without blocking. Returns whether anything happened; throws nothing,
-  // reports a failed side through failed().
-  bool pump() noexcept {
-    bool moved = false;
-    if (wants_to_read()) {
-      const ssize_t n =
-          ::splice(from_, nullptr, pipe_in_.get(), nullptr, capacity_ - buffered_, kSpliceFlags);
-      if (n > 0) buffered_ += static_cast<std::size_t>(n);
-      if (n == 0) eof_ = true;
-      if (n < 0 && errno != EAGAIN && errno != EINTR) failed_ = true;
-      moved = n >= 0;
-    }
-    if (wants_to_write() && !failed_) {
-      const ssize_t n = ::splice(pipe_out_.get(), nullptr, to_, nullptr, buffered_, kSpliceFlags);
-      if (n > 0) {
-        buffered_ -= static_cast<std::size_t>(n);
-        moved = true;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EINTR) failed_ = true;
-    }
-    if (eof_ && buffered_ == 0 && !shut_ && !failed_) {
-      if (::shutdown(to_, SHUT_WR) != 0 && errno != ENOTCONN) failed_ = true;
-      shut_ = true;
-      moved = true;
-    }
-    return moved;
-  }
-  bool failed() const noexcept { return failed_; }
-
- private:
-  int from_, to_;  // the connection's sockets
-  UniqueFd pipe_out_, pipe_in_;
-  std::size_t capacity_ = 0;
-  std::size_t buffered_ = 0;  // bytes in the pipe
-  bool eof_ = false;          // from sends no more
-  bool shut_ = false;         // to was told so
-  bool failed_ = false;
-};
 
 uint32_t events(bool read, bool write) noexcept {
   return (read ? uint32_t{EPOLLIN} : 0u) | (write ? uint32_t{EPOLLOUT} : 0u);
@@ -130,14 +63,15 @@ struct Watched {
 };
 
 struct Connection {
-  Connection(UniqueFd client_fd, UniqueFd upstream_fd, Pipe up_pipe, Pipe down_pipe)
+  Connection(UniqueFd client_fd, UniqueFd upstream_fd)
       : client{std::move(client_fd)},
         upstream{std::move(upstream_fd)},
-        up(client.fd.get(), upstream.fd.get(), std::move(up_pipe)),
-        down(upstream.fd.get(), client.fd.get(), std::move(down_pipe)) {}
+        up(client.fd.get(), upstream.fd.get()),
+        down(upstream.fd.get(), client.fd.get()) {}
 
   Watched client, upstream;
-  Flow up, down;  // client -> proxy, proxy -> client
+  RelayDirection up, down;  // client -> proxy, proxy -> client
+  bool failed = false;
   bool over = false;
 };
 
@@ -260,34 +194,37 @@ class Relay {
   }
 
   void start(UniqueFd client, UniqueFd upstream) {
-    std::optional<Pipe> up = make_pipe(), down = make_pipe();
-    if (!up || !down) return reset(std::move(client));
-    auto connection = std::make_unique<Connection>(std::move(client), std::move(upstream),
-                                                   std::move(*up), std::move(*down));
+    auto connection = std::make_unique<Connection>(std::move(client), std::move(upstream));
     Connection &added = *connection;
     connections_.emplace(&added, std::move(connection));
     serve(added);
   }
 
-  // Moves what both directions can, for a few rounds at most so that one busy connection
-  // cannot starve the others, then waits on exactly what each direction still needs.
+  // Moves what both directions can, a bounded amount so that one busy connection cannot
+  // starve the others (the epoll set is level-triggered), then waits on exactly what each
+  // direction still needs.
   void serve(Connection &c) {
     if (c.over) return;
-    for (int round = 0; round < kRoundsPerTurn && (c.up.pump() | c.down.pump()); ++round) {
-      if (c.up.failed() || c.down.failed()) break;
+    try {
+      c.up.move(scratch_, "client", kBytesPerTurn);
+      c.down.move(scratch_, "proxy", kBytesPerTurn);
+    } catch (const std::system_error &) {
+      c.failed = true;
     }
-    if (c.up.failed() || c.down.failed() || (c.up.finished() && c.down.finished())) {
+    if (c.failed || (c.up.done() && c.down.done())) {
       end(c);
       return;
     }
-    watch(c.client, events(c.up.wants_to_read(), c.down.wants_to_write()), &c);
-    watch(c.upstream, events(c.down.wants_to_read(), c.up.wants_to_write()), &c);
+    watch(c.client, events(c.up.wants_read(), c.down.wants_write()), &c);
+    watch(c.upstream, events(c.down.wants_read(), c.up.wants_write()), &c);
   }
 
   void end(Connection &c) {
     watch(c.client, 0, &c);
     watch(c.upstream, 0, &c);
-    if (c.up.failed() || c.down.failed()) reset(std::move(c.client.fd));
+    c.up.release(scratch_);
+    c.down.release(scratch_);
+    if (c.failed) reset(std::move(c.client.fd));
     c.over = true;
   }
 
@@ -297,6 +234,7 @@ class Relay {
   std::size_t max_connections_ = 1;
   std::unordered_map<const Connection *, std::unique_ptr<Connection>> connections_;
   std::deque<Waiting> waiting_;
+  RelayScratch scratch_{kLargePipes};
 };
 
 }  // namespace

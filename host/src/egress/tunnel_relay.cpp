@@ -1,6 +1,6 @@
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
+#include <sandbox_host/relay_direction.hpp>
 
-#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -10,7 +10,6 @@
 #include <cstring>
 #include <list>
 #include <mutex>
-#include <span>
 #include <system_error>
 #include <vector>
 
@@ -18,138 +17,25 @@ namespace sandbox_host::egress {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t kSpliceChunk = 1 << 20;
-constexpr std::size_t kCopyChunk = 16 << 10;
-// A bulk direction's pipe is grown to 1 MiB (the default pipe-max-size), which moves a GiB
-// with a sixteenth of the splices of a default 64 KiB pipe and about a third less of the
-// relay's CPU (docs/benchmarks.md).
-// Pipe pages count against the user's pipe-user-pages-soft (16,384 pages by default), and
-// a user past it gets small pipes in every program, so at most 16 pipes are grown at once
-// (4,096 pages); the others keep the default size.
-constexpr int kLargePipeBytes = 1 << 20;
+// At most 16 pipes grown at once (4,096 pages of the user's 16,384); the others keep the
+// default size.
 constexpr std::size_t kLargePipes = 16;
 
 [[noreturn]] void fail(const char *what) {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// One way through the tunnel: from's bytes go to `to`, copied while they come in small
-// reads, then through a pipe of their own.
-struct Direction {
-  int from = -1, to = -1;
-  std::string prefix;  // bytes already in userspace, sent before anything else
-  UniqueFd pipe_out, pipe_in;
-  bool large_pipe = false;  // grown, and counted in RelayShared::large_pipes_left
-  std::size_t in_pipe = 0;
-  bool eof = false;        // from sent its last byte
-  bool shut_down = false;  // ... and `to` was told so
-  bool done() const { return shut_down; }
-};
-
-enum class Moved { nothing, some };
-
-// What the relay thread's moves share.
-struct RelayShared {
-  std::vector<char> copy_buffer = std::vector<char>(kCopyChunk);
-  std::size_t large_pipes_left = kLargePipes;
-};
-
-void make_pipe(Direction &d, RelayShared &shared) {
-  int ends[2];
-  if (::pipe2(ends, O_NONBLOCK | O_CLOEXEC) != 0) fail("cannot make a tunnel's pipe");
-  d.pipe_out.reset(ends[0]);
-  d.pipe_in.reset(ends[1]);
-  if (shared.large_pipes_left > 0 && ::fcntl(ends[1], F_SETPIPE_SZ, kLargePipeBytes) >= 0) {
-    d.large_pipe = true;
-    --shared.large_pipes_left;
-  }
-}
-
-void close_pipe(Direction &d, RelayShared &shared) {
-  d.pipe_out.reset();
-  d.pipe_in.reset();
-  if (d.large_pipe) ++shared.large_pipes_left;
-  d.large_pipe = false;
-}
-
-// Moves what can be moved without blocking. Throws std::system_error on a broken socket.
-Moved move(Direction &d, RelayShared &shared, const char *side) {
-  const std::span<char> buffer(shared.copy_buffer);
-  Moved moved = Moved::nothing;
-  for (;;) {
-    if (!d.prefix.empty()) {
-      while (!d.prefix.empty()) {
-        const ssize_t n = ::send(d.to, d.prefix.data(), d.prefix.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EAGAIN) return moved;
-        if (n < 0) throw std::system_error(errno, std::generic_category(), side);
-        d.prefix.erase(0, static_cast<std::size_t>(n));
-        moved = Moved::some;
-      }
-      std::string().swap(d.prefix);  // an idle tunnel holds no buffer
-    }
-    while (d.in_pipe > 0) {
-      const ssize_t n = ::splice(d.pipe_out.get(), nullptr, d.to, nullptr, d.in_pipe,
-                                 SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return moved;
-      if (n <= 0) throw std::system_error(n < 0 ? errno : EPIPE, std::generic_category(), side);
-      d.in_pipe -= static_cast<std::size_t>(n);
-      moved = Moved::some;
-    }
-    if (d.eof) {
-      if (!d.shut_down) {
-        ::shutdown(d.to, SHUT_WR);
-        d.shut_down = true;
-      }
-      return moved;
-    }
-    if (!d.pipe_in) {
-      // A request or a short reply is copied: a read and a write, where a pipe would add
-      // its making, two splices and two descriptors. A read that fills the buffer means
-      // bulk data, which from then on goes through a pipe.
-      const ssize_t n = ::recv(d.from, buffer.data(), buffer.size(), MSG_DONTWAIT);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return moved;
-      if (n < 0) throw std::system_error(errno, std::generic_category(), side);
-      if (n == 0) {
-        d.eof = true;
-        continue;
-      }
-      moved = Moved::some;
-      std::size_t sent = 0;
-      while (sent < static_cast<std::size_t>(n)) {
-        const ssize_t w =
-            ::send(d.to, buffer.data() + sent, static_cast<std::size_t>(n) - sent, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && errno == EAGAIN) break;
-        if (w < 0) throw std::system_error(errno, std::generic_category(), side);
-        sent += static_cast<std::size_t>(w);
-      }
-      d.prefix.assign(buffer.data() + sent, static_cast<std::size_t>(n) - sent);
-      if (static_cast<std::size_t>(n) == buffer.size()) make_pipe(d, shared);
-      continue;
-    }
-    // The pipe is empty here, so EAGAIN means the socket has nothing more for now.
-    const ssize_t n = ::splice(d.from, nullptr, d.pipe_in.get(), nullptr, kSpliceChunk,
-                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return moved;
-    if (n < 0) throw std::system_error(errno, std::generic_category(), side);
-    if (n == 0) {
-      d.eof = true;
-    } else {
-      d.in_pipe = static_cast<std::size_t>(n);
-      moved = Moved::some;
-    }
-  }
-}
-
 }  // namespace
 
 struct TunnelRelay::Tunnel {
+  Tunnel(UniqueFd client_fd, UniqueFd upstream_fd, std::string to_upstream)
+      : client(std::move(client_fd)),
+        upstream(std::move(upstream_fd)),
+        up(client.get(), upstream.get(), std::move(to_upstream)),
+        down(upstream.get(), client.get()) {}
+
   UniqueFd client, upstream;
-  Direction up, down;  // client -> upstream, upstream -> client
+  RelayDirection up, down;  // client -> upstream, upstream -> client
   std::string label;
   Clock::time_point last_moved = Clock::now();
   bool closed = false;
@@ -161,7 +47,7 @@ struct TunnelRelay::Queue {
   std::vector<std::unique_ptr<Tunnel>> pending;
   std::list<std::unique_ptr<Tunnel>> tunnels;   // the relay thread's alone
   std::vector<std::unique_ptr<Tunnel>> closed;  // freed after the events that name them
-  RelayShared shared;                           // the relay thread's
+  RelayScratch scratch{kLargePipes};            // the relay thread's
 };
 
 TunnelRelay::TunnelRelay(TunnelLimits limits, std::function<void(const std::string &)> say)
@@ -189,12 +75,8 @@ TunnelRelay::~TunnelRelay() {
 
 void TunnelRelay::add(UniqueFd client, UniqueFd upstream, std::string to_upstream,
                       std::string label) {
-  auto tunnel = std::make_unique<Tunnel>();
-  tunnel->up.from = tunnel->down.to = client.get();
-  tunnel->up.to = tunnel->down.from = upstream.get();
-  tunnel->up.prefix = std::move(to_upstream);
-  tunnel->client = std::move(client);
-  tunnel->upstream = std::move(upstream);
+  auto tunnel =
+      std::make_unique<Tunnel>(std::move(client), std::move(upstream), std::move(to_upstream));
   tunnel->label = std::move(label);
   ++active_;
   {
@@ -207,8 +89,9 @@ void TunnelRelay::add(UniqueFd client, UniqueFd upstream, std::string to_upstrea
 
 void TunnelRelay::pump(Tunnel &tunnel) {
   try {
-    const bool up = move(tunnel.up, queue_->shared, "the client's side") == Moved::some;
-    const bool down = move(tunnel.down, queue_->shared, "the upstream's side") == Moved::some;
+    // Edge-triggered: each direction moves until its sockets would block.
+    const bool up = tunnel.up.move(queue_->scratch, "the client's side");
+    const bool down = tunnel.down.move(queue_->scratch, "the upstream's side");
     if (up || down) tunnel.last_moved = Clock::now();
   } catch (const std::system_error &e) {
     // A peer that resets a finished tunnel is an ordinary end, not a failure to report.
@@ -229,8 +112,8 @@ void TunnelRelay::close_tunnel(Tunnel *tunnel, const std::string &why) {
   // the events already fetched that point at it are handled.
   tunnel->client.reset();
   tunnel->upstream.reset();
-  close_pipe(tunnel->up, queue_->shared);
-  close_pipe(tunnel->down, queue_->shared);
+  tunnel->up.release(queue_->scratch);
+  tunnel->down.release(queue_->scratch);
   queue_->closed.push_back(std::move(*tunnel->self));
   queue_->tunnels.erase(tunnel->self);
 }
