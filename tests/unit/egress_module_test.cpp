@@ -186,6 +186,37 @@ TEST(EgressModule, StopEndsOpenTunnelsAndReturns) {
   }
 }
 
+TEST(EgressModule, ASocketThatAnswersIsNotTakenOverAndAStaleOneIsReplaced) {
+  TempFile place("", "unused");
+  const fs::path socket = place.dir() / "connect.sock";
+  const auto config =
+      egress_config("connect", {{"socket", {socket.string()}}, {"allow", {"127.0.0.1:1"}}});
+  // A socket file nobody listens on any more: what a killed egress leaves.
+  {
+    UniqueFd stale(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket.c_str(), sizeof(address.sun_path) - 1);
+    ASSERT_EQ(::bind(stale.get(), reinterpret_cast<sockaddr *>(&address), sizeof(address)), 0);
+  }
+  Host first(config);
+  auto running = first.egress()->start({first.audit(), "", {}, {}});
+  EXPECT_EQ(fs::status(socket).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  Host second(config);
+  try {
+    second.egress()->start({second.audit(), "", {}, {}});
+    ADD_FAILURE() << "a second egress took over a socket the first listens on";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(
+        std::string(e.what()).find(socket.string() + " is in use: something listens on it already"),
+        std::string::npos)
+        << e.what();
+  }
+  // The first still serves.
+  EXPECT_EQ(exchange(socket, "GET / HTTP/1.1\r\n\r\n", "\r\n\r\n").rfind("HTTP/1.1 405 ", 0), 0u);
+}
+
 std::string egress_error(const Config &config) {
   try {
     Host host(config);

@@ -170,21 +170,29 @@ class ConnectEgress final : public sandbox_host::EgressModule {
   };
 
   static UniqueFd listen_on(const std::string &path) {
-    // A socket left by an earlier run is replaced; any other file is not ours to remove.
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.c_str(), path.size());
+    const auto *raw = reinterpret_cast<const sockaddr *>(&address);
+    // A socket left by an earlier run is replaced; one that answers is another egress's, and
+    // any other file is not ours to remove.
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
       if (!S_ISSOCK(st.st_mode)) throw std::runtime_error(path + " exists and is not a socket");
+      UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (probe && ::connect(probe.get(), raw, sizeof(address)) == 0) {
+        throw std::runtime_error(path + " is in use: something listens on it already");
+      }
       ::unlink(path.c_str());
     }
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) throw std::runtime_error(errno_text("socket"));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.c_str(), path.size());
-    const mode_t old = ::umask(0177);  // 0600: the sandbox's init runs as this user
-    const int bound = ::bind(fd.get(), reinterpret_cast<sockaddr *>(&address), sizeof(address));
-    ::umask(old);
-    if (bound != 0) throw std::runtime_error(errno_text("bind " + path));
+    if (::bind(fd.get(), raw, sizeof(address)) != 0) {
+      throw std::runtime_error(errno_text("bind " + path));
+    }
+    // The sandbox's init connects as this user; nobody else needs to. (Not umask: the host
+    // is a process of many threads, and umask is the whole process's.)
+    if (::chmod(path.c_str(), 0600) != 0) throw std::runtime_error(errno_text("chmod " + path));
     if (::listen(fd.get(), 128) != 0) throw std::runtime_error(errno_text("listen " + path));
     return fd;
   }
