@@ -153,17 +153,26 @@ done < <(grep -rhoE '#[[:space:]]*include[[:space:]]*[<"]sandbox_host/[^>"]+' "$
 [[ $missing -eq 0 ]] || fail "the installed headers are incomplete"
 
 # 3. Build the example against the installed prefix and nothing else.
-step configure "$cmake_bin" -S "$hello_source" -B "$hello_build" \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo
-sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$hello_build/CMakeCache.txt")
-case "$sdk_dir" in
-  "$prefix"/*) ;;
-  *) fail "sdk/examples/hello-op found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
-esac
-step build "$cmake_bin" --build "$hello_build"
-built=$(find "$hello_build" -name op_hello.so -type f -print -quit)
-[[ -n "$built" ]] || fail "building sdk/examples/hello-op produced no op_hello.so under $hello_build"
+# build_example <step> <source> <build dir> <module file>: configures and builds a module
+# example against $prefix alone, checks that it found the SDK there, and prints the module.
+build_example() {
+  local name=$1 source=$2 build=$3 file=$4 example=${2#"$source_dir"/}
+  step "$name-configure" "$cmake_bin" -S "$source" -B "$build" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+  local sdk_dir
+  sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$build/CMakeCache.txt")
+  case "$sdk_dir" in
+    "$prefix"/*) ;;
+    *) fail "$example found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
+  esac
+  step "$name-build" "$cmake_bin" --build "$build" >&2
+  local built
+  built=$(find "$build" -name "$file" -type f -print -quit)
+  [[ -n "$built" ]] || fail "building $example produced no $file under $build"
+  printf '%s\n' "$built"
+}
+built=$(build_example hello "$hello_source" "$hello_build" op_hello.so)
 
 # 4. The host loads it. backend_off.so comes from the same install, since the config
 # enables the off backend and module_dirs names only the scratch module directory.
@@ -341,17 +350,7 @@ grep -q 'stopped by signal' "$logs/serve.log" ||
 echo "check_out_of_tree: $(tail -n 1 "$logs/serve.log")"
 
 # 6. An egress module, built against the installed SDK alone, loaded and served.
-step connect-configure "$cmake_bin" -S "$connect_source" -B "$connect_build" \
-  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo
-sdk_dir=$(sed -n 's/^SandboxHostSDK_DIR:PATH=//p' "$connect_build/CMakeCache.txt")
-case "$sdk_dir" in
-  "$prefix"/*) ;;
-  *) fail "sdk/examples/connect-egress found the SDK at '$sdk_dir', not in the installed prefix $prefix" ;;
-esac
-step connect-build "$cmake_bin" --build "$connect_build"
-built=$(find "$connect_build" -name egress_connect.so -type f -print -quit)
-[[ -n "$built" ]] || fail "building sdk/examples/connect-egress produced no egress_connect.so"
+built=$(build_example connect "$connect_source" "$connect_build" egress_connect.so)
 cp -- "$built" "$modules/egress_connect.so"
 
 connect_socket="$scratch/connect.sock"

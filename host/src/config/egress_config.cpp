@@ -3,9 +3,9 @@
 #include <sandbox_host/host/egress/destination.hpp>
 #include <sandbox_host/host/egress/host_allow_list.hpp>
 #include <sandbox_host/host/egress/ip_address.hpp>
+#include <sandbox_host/host/spec_check.hpp>
 
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include <algorithm>
 #include <set>
@@ -16,15 +16,10 @@ namespace {
 
 constexpr const char *kEgressKeys =
     "implementation, listen, socket, allow, allow_addresses, inject, resolve, token_command, "
-    "renew_every_s, "
-    "renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, runtime_dir, "
-    "same_user, log_connections, connect_timeout_s, head_timeout_s, idle_timeout_s, "
-    "max_tunnels, ca_validity_days, leaf_validity_hours, parent";
+    "renew_every_s, renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, "
+    "runtime_dir, same_user, log_connections, connect_timeout_s, head_timeout_s, "
+    "idle_timeout_s, max_tunnels, ca_validity_days, leaf_validity_hours, parent";
 constexpr const char *kParentKeys = "url, credential_file, credential_command";
-
-// The proxy connects to, and a sandbox's init relays to, the socket by path: a unix socket
-// address holds it with its NUL.
-constexpr std::size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 // Runs parse over the list at node; its EntryError is named by the entry's index, at the
 // entry's own line.

@@ -14,8 +14,6 @@ class BuiltinProxy final : public Egress {
  public:
   explicit BuiltinProxy(const EgressConfig &config) : config_(config) {}
 
-  const std::string &name() const override { return config_.implementation; }
-
   // Symlinks resolved as far as each path exists: the sandbox binds them by these names.
   EgressRoute route() const override {
     const fs::path dir = egress_dir(config_);
@@ -30,7 +28,7 @@ class BuiltinProxy final : public Egress {
           "the built-in egress proxy runs in sandbox-host-broker only "
           "(sandbox-host egress and serve hand over to it)");
     }
-    return serving.builtin_proxy(config_, serving.audit, serving.exe, serving.log);
+    return serving.builtin_proxy(config_, serving);
   }
 
  private:

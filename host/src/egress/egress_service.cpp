@@ -159,10 +159,9 @@ class RunningBuiltinProxy final : public RunningEgress {
 
 }  // namespace
 
-std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config, AuditSink &audit,
-                                                   const std::filesystem::path &exe,
-                                                   std::function<void(const std::string &)> log) {
-  return std::make_unique<RunningBuiltinProxy>(config, audit, exe, std::move(log));
+std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config,
+                                                   const EgressServing &serving) {
+  return std::make_unique<RunningBuiltinProxy>(config, serving.audit, serving.exe, serving.log);
 }
 
 }  // namespace sandbox_host::egress

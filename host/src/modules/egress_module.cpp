@@ -1,16 +1,13 @@
 #include "egress_module.hpp"
 
+#include <sandbox_host/host/spec_check.hpp>
 #include <sandbox_host/host/text_escape.hpp>
 #include <sandbox_host/strings.hpp>
-
-#include <sys/un.h>
 
 #include <stdexcept>
 
 namespace sandbox_host {
 namespace {
-
-constexpr std::size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 std::string describe(const LoadedModule &module) {
   return "egress module " + module.name() + " (" + module.file().string() + ")";
@@ -20,13 +17,12 @@ std::string describe(const LoadedModule &module) {
 struct Sinks {
   AuditSink &audit;
   std::function<void(const std::string &)> log;
-  std::string component;
 
   static void refused(void *ctx, sh_str rule, sh_str attempted, sh_str hint) noexcept {
     auto *self = static_cast<Sinks *>(ctx);
     try {
-      self->audit.record({self->component, "", std::string(to_view(rule)),
-                          std::string(to_view(attempted)), std::string(to_view(hint))});
+      self->audit.record({"egress", "", std::string(to_view(rule)), std::string(to_view(attempted)),
+                          std::string(to_view(hint))});
     } catch (...) {
       // A record that cannot be written must not unwind into the module.
     }
@@ -48,7 +44,7 @@ class RunningModule final : public RunningEgress {
       : serving_flag_(std::move(serving_flag)),
         module_(std::move(module)),
         table_(table),
-        sinks_{serving.audit, serving.log, "egress"},
+        sinks_{serving.audit, serving.log},
         raw_{sizeof(sh_egress_sinks), &sinks_, &Sinks::refused, &Sinks::log_line},
         where_(std::move(where)) {
     if (serving_flag_->exchange(true)) {

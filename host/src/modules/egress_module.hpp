@@ -14,7 +14,6 @@ class ModuleEgress final : public Egress {
  public:
   explicit ModuleEgress(std::shared_ptr<const LoadedModule> module);
 
-  const std::string &name() const override { return module_->name(); }
   // The module's route, checked: an absolute socket path a unix socket address holds, an
   // absolute directory or none, a port of 1 to 65535.
   EgressRoute route() const override;

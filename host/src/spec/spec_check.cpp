@@ -1,7 +1,6 @@
 #include <sandbox_host/host/spec_check.hpp>
 
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <climits>
@@ -64,9 +63,6 @@ void check_clean(const Spec &spec, const std::string &field, const std::string &
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) check_resolved(spec, field, path);
 }
-
-// The sandbox's init connects to it by path, which a unix socket address holds with its NUL.
-constexpr size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 // ProxySocket, ProxyPort and EgressDir: set for network proxied, and only for it. Whether the
 // socket exists is stage 1's to say: the proxy may start after the Spec was made.

@@ -40,17 +40,13 @@ struct EgressServing {
   std::function<void(const std::string &)> log;
   // Starts the built-in proxy, whose code only sandbox-host-broker links (it brings
   // OpenSSL, which a launch should not load); empty elsewhere.
-  std::function<std::unique_ptr<RunningEgress>(const EgressConfig &, AuditSink &,
-                                               const std::filesystem::path &,
-                                               std::function<void(const std::string &)>)>
+  std::function<std::unique_ptr<RunningEgress>(const EgressConfig &, const EgressServing &)>
       builtin_proxy;
 };
 
 class Egress {
  public:
   virtual ~Egress() = default;
-  // The config's implementation: "proxy" or the module's name.
-  virtual const std::string &name() const = 0;
   // Where a proxied launch's network leads now; throws, naming the implementation, when it
   // cannot say.
   virtual EgressRoute route() const = 0;

@@ -3,10 +3,17 @@
 
 #include <sandbox_host/spec.hpp>
 
+#include <sys/un.h>
+
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace sandbox_host {
+
+// The longest ProxySocket: the proxy listens on it, and a sandbox's init connects to it, by
+// path, which a unix socket address holds with its NUL.
+inline constexpr std::size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 class SpecError : public std::runtime_error {
  public:

@@ -48,8 +48,7 @@ class EgressService {
 
 // The built-in proxy as an egress serving (EgressServing::builtin_proxy): an EgressService
 // described by where it listens and its egress directory.
-std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config, AuditSink &audit,
-                                                   const std::filesystem::path &exe,
-                                                   std::function<void(const std::string &)> log);
+std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config,
+                                                   const EgressServing &serving);
 
 }  // namespace sandbox_host::egress
