@@ -244,19 +244,18 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     throw;
   }
   CheckedLaunch launch{this->backend(mode), {}, {}};
-  if (!spec.view.empty() && launch.backend.module().abi().minor < 4) {
-    const AbiVersion abi = launch.backend.module().abi();
-    throw std::runtime_error("backend " + mode + " is built against module ABI " +
-                             std::to_string(abi.major) + "." + std::to_string(abi.minor) +
-                             ", which has no agent policy view (1.4); it cannot hold this launch "
-                             "to its policy");
+  const AbiVersion abi = launch.backend.module().abi();
+  if (!spec.view.empty() && abi.minor < spec_since::view) {
+    throw std::runtime_error(
+        "backend " + mode + " is built against module ABI " + std::to_string(abi.major) + "." +
+        std::to_string(abi.minor) + ", which has no agent policy view (1." +
+        std::to_string(spec_since::view) + "); it cannot hold this launch to its policy");
   }
-  if (launch.backend.module().abi().minor < 6) {
-    const AbiVersion abi = launch.backend.module().abi();
+  if (abi.minor < spec_since::limits) {
     audit_->record({mode, spec.plugin_name, "limits-unenforced",
                     "launch without [limits]: backend " + mode + " is built against module ABI " +
                         std::to_string(abi.major) + "." + std::to_string(abi.minor) +
-                        ", which has no limits (1.6)",
+                        ", which has no limits (1." + std::to_string(spec_since::limits) + ")",
                     "rebuild the backend against this SDK to bound what its plugins consume",
                     false});
   }

@@ -250,6 +250,63 @@ TEST(SpecAbi, AStructWithoutTheViewLeavesItEmptyAndAnUnknownAccessIsRefused) {
   }
 }
 
+// sh_spec as ABI 1.9 released it, written out by hand once: the schema in spec_fields.h may
+// only append to it, so every module built since 1.0 keeps reading the fields it knows.
+struct ReleasedSpec19 {
+  uint32_t struct_size;
+  sh_str plugin_name, binary_path, socket_dir, tmp_dir, network;
+  sh_str_list read_paths, args;
+  sh_str proxy_socket, egress_dir;
+  uint32_t proxy_port;
+  const sh_path_rule *view;
+  size_t view_count;
+  uint64_t processes, open_files, file_size, tmp_size, tmp_inodes, shm_size;
+};
+
+TEST(SpecAbi, TheSchemaKeepsTheReleasedLayout) {
+#define SAME_OFFSET(field) \
+  EXPECT_EQ(offsetof(sh_spec, field), offsetof(ReleasedSpec19, field)) << #field
+  SAME_OFFSET(struct_size);
+  SAME_OFFSET(plugin_name);
+  SAME_OFFSET(binary_path);
+  SAME_OFFSET(socket_dir);
+  SAME_OFFSET(tmp_dir);
+  SAME_OFFSET(network);
+  SAME_OFFSET(read_paths);
+  SAME_OFFSET(args);
+  SAME_OFFSET(proxy_socket);
+  SAME_OFFSET(egress_dir);
+  SAME_OFFSET(proxy_port);
+  SAME_OFFSET(view);
+  SAME_OFFSET(view_count);
+#undef SAME_OFFSET
+  EXPECT_EQ(offsetof(sh_spec, limits), offsetof(ReleasedSpec19, processes));
+  EXPECT_EQ(offsetof(sh_spec, limits) + offsetof(sh_limits, shm_size),
+            offsetof(ReleasedSpec19, shm_size));
+  EXPECT_GE(sizeof(sh_spec), sizeof(ReleasedSpec19));
+}
+
+TEST(SpecAbi, RefusesAListWithItemsAndNoArray) {
+  const Spec spec = proxied_spec();
+  const SpecAbiView view(spec);
+  auto error = [](const sh_spec &raw) {
+    try {
+      from_abi(raw);
+    } catch (const std::invalid_argument &e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  sh_spec raw = *view.get();
+  raw.read_paths.items = nullptr;
+  EXPECT_EQ(error(raw), "spec: field \"read_paths\" has count 1 and no array");
+  raw = *view.get();
+  raw.view = nullptr;
+  EXPECT_EQ(error(raw), "spec: field \"view\" has count 3 and no array");
+  raw.view_count = 0;
+  EXPECT_EQ(error(raw), "read");
+}
+
 TEST(SpecCodec, RefusesAViewRuleWithoutPathOrWithAnUnknownAccess) {
   const std::string good = encode_stage1_payload({"namespaces", "/m.so", proxied_spec()});
   auto decode_error = [&](const std::string &from, const std::string &to) {
@@ -317,7 +374,7 @@ TEST(SpecAbi, RefusesAPortOutOfRangeAndAnUnknownNetwork) {
     from_abi(raw);
     FAIL() << "port 65536 was read";
   } catch (const std::invalid_argument &e) {
-    EXPECT_STREQ(e.what(), "spec: proxy port 65536 is out of range (0 to 65535)");
+    EXPECT_STREQ(e.what(), "spec: field \"proxy_port\" is 65536, not a port (0 to 65535)");
   }
   raw = *view.get();
   raw.network = to_sh_str("lan");
@@ -365,16 +422,16 @@ TEST(SpecCodec, NamesWhatIsWrong) {
   EXPECT_EQ(error(head + "}"), "spec: missing field \"proxy_socket\"");
   EXPECT_EQ(error(head + R"(,"proxy_socket":7})"), "spec: field \"proxy_socket\" is not a string");
   const std::string socket = head + R"(,"proxy_socket":"/e.sock")";
-  EXPECT_EQ(error(socket + "}"), "spec: field \"proxy_port\" is not a port (0 to 65535)");
+  EXPECT_EQ(error(socket + "}"), "spec: missing field \"egress_dir\"");
+  const std::string egress = socket + R"(,"egress_dir":"")";
+  EXPECT_EQ(error(egress + "}"), "spec: field \"proxy_port\" is not a port (0 to 65535)");
   for (const char *port : {"-1", "65536", "\"3128\"", "31.5", "null"}) {
-    EXPECT_EQ(error(socket + ",\"proxy_port\":" + port + "}"),
+    EXPECT_EQ(error(egress + ",\"proxy_port\":" + port + "}"),
               "spec: field \"proxy_port\" is not a port (0 to 65535)")
         << port;
   }
-  EXPECT_EQ(error(socket + R"(,"proxy_port":3128})"), "spec: missing field \"egress_dir\"");
-  EXPECT_EQ(error(socket + R"(,"proxy_port":3128,"egress_dir":""})"),
-            "spec: field \"view\" is not an array");
-  const std::string view = socket + R"(,"proxy_port":3128,"egress_dir":"","view":[])";
+  EXPECT_EQ(error(egress + R"(,"proxy_port":3128})"), "spec: field \"view\" is not an array");
+  const std::string view = egress + R"(,"proxy_port":3128,"view":[])";
   EXPECT_EQ(error(view + "}"), "spec: field \"limits\" is not an object");
   const std::string limits =
       R"("processes":1,"open_files":8,"file_size":4096,"tmp_size":4096,"tmp_inodes":16)";

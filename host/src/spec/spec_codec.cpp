@@ -45,57 +45,68 @@ std::vector<std::string> list(const json::object &object, const char *name) {
   return out;
 }
 
-void put_spec(json::object &object, const Spec &spec) {
-  object["plugin_name"] = spec.plugin_name;
-  object["binary_path"] = spec.binary_path;
-  object["socket_dir"] = spec.socket_dir;
-  object["tmp_dir"] = spec.tmp_dir;
-  object["network"] = to_string(spec.network);
-  object["read_paths"] = to_array(spec.read_paths);
-  object["args"] = to_array(spec.args);
-  object["proxy_socket"] = spec.proxy_socket;
-  object["proxy_port"] = static_cast<std::int64_t>(spec.proxy_port);
-  object["egress_dir"] = spec.egress_dir;
-  json::array view;
-  for (const auto &rule : spec.view) {
-    view.emplace_back(json::object{{"path", rule.path}, {"access", to_string(rule.access)}});
-  }
-  object["view"] = std::move(view);
-  const Limits &limits = spec.limits;
-  object["limits"] =
-      json::object{{"processes", limits.processes},   {"open_files", limits.open_files},
-                   {"file_size", limits.file_size},   {"tmp_size", limits.tmp_size},
-                   {"tmp_inodes", limits.tmp_inodes}, {"shm_size", limits.shm_size}};
+// One conversion per type of field; put_spec and get_spec walk Spec's fields (spec_fields.h).
+json::value to_json(const std::string &value) {
+  return json::value(value);
+}
+json::value to_json(Network value) {
+  return json::value(to_string(value));
+}
+json::value to_json(const std::vector<std::string> &values) {
+  return to_array(values);
+}
+json::value to_json(std::uint16_t value) {
+  return json::value(static_cast<std::int64_t>(value));
 }
 
-Limits limits_field(const json::object &object) {
-  const json::value *value = object.if_contains("limits");
-  if (value == nullptr || !value->is_object()) {
-    throw std::invalid_argument("spec: field \"limits\" is not an object");
+json::value to_json(const std::vector<PathRule> &rules) {
+  json::array array;
+  for (const auto &rule : rules) {
+    array.emplace_back(json::object{{"path", rule.path}, {"access", to_string(rule.access)}});
   }
-  const json::object &table = value->get_object();
-  auto bound = [&table](const char *name) {
-    const json::value *field = table.if_contains(name);
-    if (field != nullptr && field->is_uint64()) return field->get_uint64();
-    if (field != nullptr && field->is_int64() && field->get_int64() >= 0) {
-      return static_cast<std::uint64_t>(field->get_int64());
-    }
-    throw std::invalid_argument(std::string("spec: limits.") + name +
-                                " is not a count (0 to 18446744073709551615)");
-  };
-  return {bound("processes"), bound("open_files"), bound("file_size"),
-          bound("tmp_size"),  bound("tmp_inodes"), bound("shm_size")};
+  return array;
 }
 
-std::vector<PathRule> view_field(const json::object &object) {
-  const json::value *value = object.if_contains("view");
+json::value to_json(const Limits &limits) {
+  json::object object;
+  for_each_limit([&](const char *name, auto member) { object[name] = limits.*member; });
+  return object;
+}
+
+void from_json(const json::object &object, const char *name, std::string &out) {
+  out = field(object, name);
+}
+
+void from_json(const json::object &object, const char *name, std::vector<std::string> &out) {
+  out = list(object, name);
+}
+
+void from_json(const json::object &object, const char *name, Network &out) {
+  std::string network = field(object, name);
+  auto parsed = parse_network(network);
+  if (!parsed) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
+  out = *parsed;
+}
+
+void from_json(const json::object &object, const char *name, std::uint16_t &out) {
+  const json::value *value = object.if_contains(name);
+  if (value == nullptr || !value->is_int64() || value->get_int64() < 0 ||
+      value->get_int64() > UINT16_MAX) {
+    throw std::invalid_argument(std::string("spec: field \"") + name +
+                                "\" is not a port (0 to 65535)");
+  }
+  out = static_cast<std::uint16_t>(value->get_int64());
+}
+
+void from_json(const json::object &object, const char *name, std::vector<PathRule> &out) {
+  const json::value *value = object.if_contains(name);
   if (value == nullptr || !value->is_array()) {
-    throw std::invalid_argument("spec: field \"view\" is not an array");
+    throw std::invalid_argument(std::string("spec: field \"") + name + "\" is not an array");
   }
-  std::vector<PathRule> view;
+  out.clear();
   const json::array &array = value->get_array();
   for (size_t i = 0; i < array.size(); ++i) {
-    const std::string where = "spec: view[" + std::to_string(i) + "]";
+    const std::string where = "spec: " + std::string(name) + "[" + std::to_string(i) + "]";
     if (!array[i].is_object()) throw std::invalid_argument(where + " is not an object");
     const json::object &rule = array[i].get_object();
     const json::value *path = rule.if_contains("path");
@@ -106,42 +117,37 @@ std::vector<PathRule> view_field(const json::object &object) {
     std::optional<PathAccess> parsed;
     if (access != nullptr && access->is_string()) parsed = parse_path_access(access->get_string());
     if (!parsed) throw std::invalid_argument(where + ".access is not none, read or write");
-    view.push_back({std::string(path->get_string()), *parsed});
+    out.push_back({std::string(path->get_string()), *parsed});
   }
-  return view;
 }
 
-Network network_field(const json::object &object) {
-  std::string network = field(object, "network");
-  auto parsed = parse_network(network);
-  if (!parsed) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
-  return *parsed;
-}
-
-std::uint16_t port_field(const json::object &object, const char *name) {
+void from_json(const json::object &object, const char *name, Limits &out) {
   const json::value *value = object.if_contains(name);
-  if (value == nullptr || !value->is_int64() || value->get_int64() < 0 ||
-      value->get_int64() > UINT16_MAX) {
-    throw std::invalid_argument(std::string("spec: field \"") + name +
-                                "\" is not a port (0 to 65535)");
+  if (value == nullptr || !value->is_object()) {
+    throw std::invalid_argument(std::string("spec: field \"") + name + "\" is not an object");
   }
-  return static_cast<std::uint16_t>(value->get_int64());
+  const json::object &table = value->get_object();
+  for_each_limit([&](const char *bound, auto member) {
+    const json::value *count = table.if_contains(bound);
+    if (count != nullptr && count->is_uint64()) {
+      out.*member = count->get_uint64();
+    } else if (count != nullptr && count->is_int64() && count->get_int64() >= 0) {
+      out.*member = static_cast<std::uint64_t>(count->get_int64());
+    } else {
+      throw std::invalid_argument(std::string("spec: ") + name + "." + bound +
+                                  " is not a count (0 to 18446744073709551615)");
+    }
+  });
+}
+
+void put_spec(json::object &object, const Spec &spec) {
+  for_each_spec_field([&](const char *name, auto member) { object[name] = to_json(spec.*member); });
 }
 
 Spec get_spec(const json::object &object) {
   Spec spec;
-  spec.plugin_name = field(object, "plugin_name");
-  spec.binary_path = field(object, "binary_path");
-  spec.socket_dir = field(object, "socket_dir");
-  spec.tmp_dir = field(object, "tmp_dir");
-  spec.network = network_field(object);
-  spec.read_paths = list(object, "read_paths");
-  spec.args = list(object, "args");
-  spec.proxy_socket = field(object, "proxy_socket");
-  spec.proxy_port = port_field(object, "proxy_port");
-  spec.egress_dir = field(object, "egress_dir");
-  spec.view = view_field(object);
-  spec.limits = limits_field(object);
+  for_each_spec_field(
+      [&](const char *name, auto member) { from_json(object, name, spec.*member); });
   return spec;
 }
 
@@ -179,8 +185,8 @@ std::string encode_prepared_payload(const PreparedPayload &payload) {
 
 PreparedPayload decode_prepared_payload(std::string_view text) {
   const json::object object = parse_object(text);
-  PreparedPayload payload{field(object, "backend"), field(object, "module"), network_field(object),
-                          -1};
+  PreparedPayload payload{field(object, "backend"), field(object, "module"), Network::none, -1};
+  from_json(object, "network", payload.network);
   const json::value *fd = object.if_contains("control_fd");
   if (fd == nullptr || !fd->is_int64() || fd->get_int64() < 3 || fd->get_int64() > INT32_MAX) {
     throw std::invalid_argument("spec: field \"control_fd\" is not a descriptor above 2");

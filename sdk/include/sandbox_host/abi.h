@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spec_fields.h"
+
 #define SANDBOX_HOST_ABI_MAJOR 1
 #define SANDBOX_HOST_ABI_MINOR 9
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
@@ -96,40 +98,28 @@ typedef struct sh_path_rule {
   uint32_t access;
 } sh_path_rule;
 
+/* The fields of both structs below are listed once, in spec_fields.h. */
+#define SH_LIMITS_MEMBER(name, default_value) uint64_t name;
+#define SH_SPEC_MEMBER_STRING(name) sh_str name;
+#define SH_SPEC_MEMBER_NETWORK(name) sh_str name;
+#define SH_SPEC_MEMBER_STRINGS(name) sh_str_list name;
+#define SH_SPEC_MEMBER_PORT(name) uint32_t name;
+#define SH_SPEC_MEMBER_VIEW(name)  \
+  const struct sh_path_rule *name; \
+  size_t name##_count;
+#define SH_SPEC_MEMBER_LIMITS(name) sh_limits name;
+#define SH_SPEC_MEMBER(kind, name, since) SH_SPEC_MEMBER_##kind(name)
+
 /* Since 1.6. What one launch may consume (Limits in spec.hpp); UINT64_MAX is no bound. */
 typedef struct sh_limits {
-  uint64_t processes;
-  uint64_t open_files;
-  uint64_t file_size;
-  uint64_t tmp_size;
-  uint64_t tmp_inodes;
-  uint64_t shm_size;
+  SH_LIMITS_FIELDS(SH_LIMITS_MEMBER)
 } sh_limits;
 
-/* One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved. */
+/* One plugin launch (seed 004's Spec): struct_size, then the fields of SH_SPEC_FIELDS in its
+ * order, a VIEW field as a pointer and a count. */
 typedef struct sh_spec {
   uint32_t struct_size;
-  sh_str plugin_name;
-  sh_str binary_path;
-  sh_str socket_dir;
-  sh_str tmp_dir;
-  sh_str network; /* "none", "outbound" or (since 1.3) "proxied" */
-  sh_str_list read_paths;
-  sh_str_list args; /* the plugin's arguments after the binary */
-  /* Since 1.3, for network "proxied" (empty and 0 otherwise): the egress proxy's unix socket
-   * on the host, the port on 127.0.0.1 inside the sandbox that leads to it, and the egress
-   * directory (the proxy's CA bundle), "" for none. */
-  sh_str proxy_socket;
-  sh_str egress_dir;
-  uint32_t proxy_port;
-  /* Since 1.4: an agent policy's view of the file system (Spec::view in spec.hpp); none for
-   * a plugin. A backend built against an older ABI never sees one: the host refuses such a
-   * launch on it. */
-  const struct sh_path_rule *view;
-  size_t view_count;
-  /* Since 1.6: the launch's limits, which the backend enforces before the exec. The host
-   * audits a launch on a backend built against an older ABI as unbounded. */
-  sh_limits limits;
+  SH_SPEC_FIELDS(SH_SPEC_MEMBER)
 } sh_spec;
 
 typedef struct sh_probe_report {

@@ -1,6 +1,8 @@
 // The vocabulary shared by the host and its modules: a plugin launch and a backend's probe.
 #pragma once
 
+#include <sandbox_host/spec_fields.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,45 +54,59 @@ struct PathRule {
   friend bool operator==(const PathRule &, const PathRule &) = default;
 };
 
-// Since ABI 1.6. What one launch may consume (docs/config.md, [limits]). kUnlimited leaves a
-// bound off; a backend enforces the others before the exec, as far as it can
-// (docs/security-model.md says which hold where). Core dumps are always off and have no
-// field.
+// The C++ member type of each kind of field in spec_fields.h.
+#define SH_SPEC_CXX_STRING std::string
+#define SH_SPEC_CXX_NETWORK Network
+#define SH_SPEC_CXX_STRINGS std::vector<std::string>
+#define SH_SPEC_CXX_PORT std::uint16_t
+#define SH_SPEC_CXX_VIEW std::vector<PathRule>
+#define SH_SPEC_CXX_LIMITS Limits
+#define SH_SPEC_CXX_MEMBER(kind, name, since) SH_SPEC_CXX_##kind name{};
+#define SH_LIMITS_CXX_MEMBER(name, default_value) std::uint64_t name = default_value;
+
+// Since ABI 1.6. What one launch may consume (docs/config.md, [limits]): the bounds of
+// SH_LIMITS_FIELDS, each at its default. kUnlimited leaves a bound off.
 struct Limits {
   static constexpr std::uint64_t kUnlimited = UINT64_MAX;
-  std::uint64_t processes = 1024;         // processes and threads (RLIMIT_NPROC)
-  std::uint64_t open_files = 4096;        // descriptors (RLIMIT_NOFILE)
-  std::uint64_t file_size = 4ULL << 30;   // bytes of one file written (RLIMIT_FSIZE)
-  std::uint64_t tmp_size = 512ULL << 20;  // bytes in the sandbox's /tmp (a tmpfs)
-  std::uint64_t tmp_inodes = 65536;       // files in the sandbox's /tmp, and in /dev/shm
-  std::uint64_t shm_size = 64ULL << 20;   // bytes in the sandbox's /dev/shm (a tmpfs)
+  SH_LIMITS_FIELDS(SH_LIMITS_CXX_MEMBER)
   friend bool operator==(const Limits &, const Limits &) = default;
 };
 
-// One plugin launch (seed 004's Spec). Paths are absolute and symlink-resolved.
+// One plugin launch (seed 004's Spec): the fields of SH_SPEC_FIELDS, which documents each.
 struct Spec {
-  std::string plugin_name;  // for error text only
-  std::string binary_path;
-  std::string socket_dir;  // read-write at the same absolute path inside the sandbox
-  std::string tmp_dir;     // private scratch space; HOME and TMPDIR point here
-  Network network = Network::none;
-  std::vector<std::string> read_paths;  // extra recursive read-only grants
-  std::vector<std::string> args;        // the plugin's arguments after the binary
-  // Network proxied only; empty (and 0) for the others. The egress proxy's unix socket on
-  // the host, which the sandbox relays 127.0.0.1:proxy_port to, and the egress directory
-  // (the proxy's CA bundle), bound read-only where it exists; "" for none.
-  std::string proxy_socket{};
-  std::uint16_t proxy_port = 0;
-  std::string egress_dir{};
-  // Since ABI 1.4. Empty for a plugin: the deny-by-default tree. Otherwise the view of an
-  // agent policy (seed 000's Policy, sandbox-host run --policy): the host's whole file system
-  // readable, each rule's path and everything below it at the rule's access, the rule with
-  // the longest path winning. ReadPaths, the binary, SocketDir and TmpDir keep their grants on
-  // top of it. A backend that cannot hold a launch to every rule refuses the Spec.
-  std::vector<PathRule> view{};
-  // Since ABI 1.6. The host sets it from its config ([limits]) for every launch.
-  Limits limits{};
+  SH_SPEC_FIELDS(SH_SPEC_CXX_MEMBER)
 };
+#undef SH_SPEC_CXX_MEMBER
+#undef SH_LIMITS_CXX_MEMBER
+#undef SH_SPEC_CXX_STRING
+#undef SH_SPEC_CXX_NETWORK
+#undef SH_SPEC_CXX_STRINGS
+#undef SH_SPEC_CXX_PORT
+#undef SH_SPEC_CXX_VIEW
+#undef SH_SPEC_CXX_LIMITS
+
+// The ABI minor each field of Spec came in: spec_since::view is 4.
+namespace spec_since {
+#define SH_SPEC_SINCE(kind, name, since) inline constexpr std::uint32_t name = since;
+SH_SPEC_FIELDS(SH_SPEC_SINCE)
+#undef SH_SPEC_SINCE
+}  // namespace spec_since
+
+// Calls visit(name, member) for each field of Spec, in order, with a pointer to the member.
+template <typename Visit>
+constexpr void for_each_spec_field(Visit &&visit) {
+#define SH_SPEC_VISIT(kind, name, since) visit(#name, &Spec::name);
+  SH_SPEC_FIELDS(SH_SPEC_VISIT)
+#undef SH_SPEC_VISIT
+}
+
+// Calls visit(name, member) for each bound of Limits, in order.
+template <typename Visit>
+constexpr void for_each_limit(Visit &&visit) {
+#define SH_LIMITS_VISIT(name, default_value) visit(#name, &Limits::name);
+  SH_LIMITS_FIELDS(SH_LIMITS_VISIT)
+#undef SH_LIMITS_VISIT
+}
 
 // Since ABI 1.7: how a backend bounds one limit of Limits on this host.
 struct LimitBound {
