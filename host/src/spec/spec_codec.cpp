@@ -82,10 +82,7 @@ void from_json(const json::object &object, const char *name, std::vector<std::st
 }
 
 void from_json(const json::object &object, const char *name, Network &out) {
-  std::string network = field(object, name);
-  auto parsed = parse_network(network);
-  if (!parsed) throw std::invalid_argument("spec: unknown network \"" + network + "\"");
-  out = *parsed;
+  out = parse_network_or_throw(field(object, name), "spec");
 }
 
 void from_json(const json::object &object, const char *name, std::uint16_t &out) {

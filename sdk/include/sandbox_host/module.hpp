@@ -325,13 +325,9 @@ struct BackendAdapter {
   static int32_t stage1_prepared(void *instance, sh_str network, const sh_launch_source *source,
                                  sh_writer *error) noexcept {
     return guarded(error, [&] {
-      auto parsed = parse_network(to_view(network));
-      if (!parsed) {
-        throw std::invalid_argument("prepare: unknown network \"" + std::string(to_view(network)) +
-                                    "\"");
-      }
+      Network parsed = parse_network_or_throw(to_view(network), "prepare");
       LaunchSource launches(*source);
-      static_cast<Backend *>(instance)->stage1_prepared(*parsed, launches);
+      static_cast<Backend *>(instance)->stage1_prepared(parsed, launches);
     });
   }
   // Only a class that overrides stage1_prepared offers it to the host.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,13 @@ constexpr std::optional<Network> parse_network(std::string_view text) {
   if (text == "outbound") return Network::outbound;
   if (text == "proxied") return Network::proxied;
   return std::nullopt;
+}
+
+// For a Spec crossing a boundary (JSON, the C ABI, a prepare call): context names the boundary.
+inline Network parse_network_or_throw(std::string_view text, std::string_view context) {
+  if (auto network = parse_network(text)) return *network;
+  throw std::invalid_argument(std::string(context) + ": unknown network \"" + std::string(text) +
+                              "\"");
 }
 
 // How far a launch under an agent policy may touch a path and everything below it.

@@ -58,11 +58,7 @@ inline void read_field(const char *name, std::vector<std::string> &out, sh_str_l
 }
 
 inline void read_field(const char *, Network &out, sh_str raw) {
-  auto network = parse_network(to_view(raw));
-  if (!network) {
-    throw std::invalid_argument("spec: unknown network \"" + std::string(to_view(raw)) + "\"");
-  }
-  out = *network;
+  out = parse_network_or_throw(to_view(raw), "spec");
 }
 
 inline void read_field(const char *name, std::uint16_t &out, uint32_t raw) {
