@@ -8,16 +8,23 @@
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -35,20 +42,34 @@ class EgressProxyTest : public ::testing::Test {
   std::unique_ptr<EgressWorld> world_;
 };
 
-// A TCP connection to the proxy, for the tests that speak the protocol by hand.
-int connect_to_proxy(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
+// A socket of `family` connected to address, each read bounded to 10 s; -1 if refused.
+int connect_within_10s(int family, const void *address, socklen_t length) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (::connect(fd, static_cast<const sockaddr *>(address), length) != 0) {
     ::close(fd);
     return -1;
   }
   timeval limit{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   return fd;
+}
+
+// A TCP connection to the proxy, for the tests that speak the protocol by hand.
+int connect_to_proxy(std::uint16_t port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return connect_within_10s(AF_INET, &address, sizeof address);
+}
+
+// A connection to the proxy's unix socket, where a write to a client that has gone fails
+// with EPIPE at once (TCP answers a reset first).
+int connect_to_proxy_socket(const std::filesystem::path &path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  return connect_within_10s(AF_UNIX, &address, sizeof address);
 }
 
 std::string read_until(int fd, const std::string &end) {
@@ -260,8 +281,12 @@ struct TunnelTls {
   SSL *ssl = nullptr;
   bool connected = false;
   TunnelTls(std::uint16_t port, const std::string &host, const std::string &ca,
-            const std::vector<unsigned char> &alpn) {
-    fd = connect_to_proxy(port);
+            const std::vector<unsigned char> &alpn)
+      : TunnelTls(connect_to_proxy(port), host, ca, alpn) {}
+  // Over a connection to the proxy already made.
+  TunnelTls(int connection, const std::string &host, const std::string &ca,
+            const std::vector<unsigned char> &alpn)
+      : fd(connection) {
     const std::string connect =
         "CONNECT " + host + ":443 HTTP/1.1\r\nHost: " + host + ":443\r\n\r\n";
     ::send(fd, connect.data(), connect.size(), 0);
@@ -291,6 +316,101 @@ struct TunnelTls {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// SIGPIPE as a program that sets nothing has it, in this thread and the threads it starts,
+// until the scope ends.
+class SigpipeAtDefault {
+ public:
+  SigpipeAtDefault() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &pipe, &saved_mask_);
+    saved_action_ = ::signal(SIGPIPE, SIG_DFL);
+  }
+  ~SigpipeAtDefault() {
+    ::signal(SIGPIPE, saved_action_);
+    pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+  }
+  SigpipeAtDefault(const SigpipeAtDefault &) = delete;
+  SigpipeAtDefault &operator=(const SigpipeAtDefault &) = delete;
+
+ private:
+  sigset_t saved_mask_{};
+  sighandler_t saved_action_ = SIG_DFL;
+};
+
+// Reads a response head and then body bytes until `bytes` of the body arrived; what came.
+std::size_t read_response_until(const std::function<ssize_t(char *, std::size_t)> &read,
+                                std::size_t bytes) {
+  std::string head;
+  std::size_t body = 0;
+  char chunk[16 << 10];
+  while (body < bytes) {
+    const ssize_t n = read(chunk, std::min(sizeof chunk, bytes - body));
+    if (n <= 0) break;
+    std::string_view got(chunk, static_cast<std::size_t>(n));
+    if (head.find("\r\n\r\n") == std::string::npos) {
+      head.append(got);
+      const std::size_t end = head.find("\r\n\r\n");
+      if (end != std::string::npos) body = head.size() - end - 4;
+      continue;
+    }
+    body += got.size();
+  }
+  return body;
+}
+
+TEST_F(EgressProxyTest, AClientThatStopsReadingCostsItsConnectionNotTheProxy) {
+  // Each client stops reading (shutdown(SHUT_RD) on a unix socket tells the proxy's end at
+  // once) while the upstream pauses, so the proxy's next write to it fails with EPIPE and
+  // raises SIGPIPE in the thread that writes: a splice of the relay thread for a tunnel
+  // whose download went bulk, an SSL_write of a session thread for a terminated inject
+  // host. `sandbox-host egress` leaves SIGPIPE at its default, and so does this test for the
+  // threads the proxy starts, so a proxy thread that took it would end the test. (The test
+  // binary links Poco, whose Foundation blocks SIGPIPE as it loads; unblocked here.)
+  const SigpipeAtDefault production_disposition;
+  world_->start_proxy();
+  constexpr std::size_t kBytes = 8 << 20;  // the first half fills the relay's copy buffer
+  for (int i = 0; i < 3; ++i) {
+    const int fd = connect_to_proxy_socket(world_->socket());
+    ASSERT_GE(fd, 0);
+    const std::string connect = "CONNECT plain.test:80 HTTP/1.1\r\nHost: plain.test:80\r\n\r\n";
+    ASSERT_EQ(::send(fd, connect.data(), connect.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(connect.size()));
+    ASSERT_TRUE(contains(read_until(fd, "\r\n\r\n"), " 200 "));
+    const std::string download = "GET /big?bytes=" + std::to_string(kBytes) +
+                                 "&pause=0.3 HTTP/1.1\r\nHost: plain.test\r\n\r\n";
+    ASSERT_EQ(::send(fd, download.data(), download.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(download.size()));
+    const std::size_t half = read_response_until(
+        [&](char *buffer, std::size_t size) { return ::recv(fd, buffer, size, 0); }, kBytes / 2);
+    ASSERT_EQ(half, kBytes / 2);
+    ::shutdown(fd, SHUT_RD);
+    EXPECT_TRUE(test::eventually([&] { return world_->proxy().counts().tunnels == 0; }, 20s))
+        << "the tunnel to a client that stopped reading is still open";
+    ::close(fd);
+  }
+  for (int i = 0; i < 3; ++i) {
+    TunnelTls tls(connect_to_proxy_socket(world_->socket()), "github.com",
+                  world_->proxy_ca().string(), {});
+    ASSERT_TRUE(tls.connected);
+    const std::string request = "GET /big?bytes=" + std::to_string(kBytes) +
+                                "&pause=0.3 HTTP/1.1\r\nHost: github.com\r\n\r\n";
+    ASSERT_GT(SSL_write(tls.ssl, request.data(), static_cast<int>(request.size())), 0);
+    const std::size_t half = read_response_until(
+        [&](char *buffer, std::size_t size) {
+          return static_cast<ssize_t>(SSL_read(tls.ssl, buffer, static_cast<int>(size)));
+        },
+        kBytes / 2);
+    ASSERT_EQ(half, kBytes / 2);
+    ::shutdown(tls.fd, SHUT_RD);
+    EXPECT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions == 0; }, 20s))
+        << "the session of a client that stopped reading is still open";
+  }
+  const auto result = world_->curl({"http://plain.test/headers"});
+  EXPECT_EQ(result.code, 0) << result.err;
+}
 
 TEST_F(EgressProxyTest, HttpTwoInsideTheTunnelIsRefused) {
   world_->start_proxy();

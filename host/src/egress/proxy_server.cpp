@@ -2,6 +2,7 @@
 #include <sandbox_host/host/egress/parent_proxy.hpp>
 #include <sandbox_host/host/egress/peer_identity.hpp>
 #include <sandbox_host/host/egress/proxy_server.hpp>
+#include <sandbox_host/host/egress/sigpipe_blocked.hpp>
 #include <sandbox_host/host/egress/socks5.hpp>
 #include <sandbox_host/host/egress/tcp_connect.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
@@ -234,6 +235,8 @@ void EgressProxy::Impl::say(const Peer &peer, const std::string &target, const s
 }
 
 void EgressProxy::Impl::accept_loop(std::stop_token stop) {
+  // The session threads the pool starts from here inherit it.
+  block_sigpipe_in_this_thread();
   std::vector<epoll_event> events(64);
   auto drop = [&](std::map<int, std::unique_ptr<Handshake>>::iterator it) {
     ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, it->first, nullptr);

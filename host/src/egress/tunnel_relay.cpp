@@ -1,3 +1,4 @@
+#include <sandbox_host/host/egress/sigpipe_blocked.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
 #include <sandbox_host/relay_direction.hpp>
 
@@ -134,6 +135,7 @@ void TunnelRelay::expire(Clock::time_point now) {
 }
 
 void TunnelRelay::run(std::stop_token stop) {
+  block_sigpipe_in_this_thread();
   std::vector<epoll_event> events(256);
   auto next_expiry = Clock::now() + std::chrono::seconds(1);
   while (!stop.stop_requested()) {
