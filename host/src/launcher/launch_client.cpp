@@ -40,7 +40,10 @@ bool executable_file(const std::string &path) {
          S_ISREG(status.st_mode);
 }
 
-// A command named without a slash is looked up in PATH, as a shell does.
+// A command named without a slash is looked up in PATH, as a shell does. By hand rather
+// than with Boost.Process's find_executable: this file is linked into the wholly static
+// sandbox-host-launch, whose start-up is part of every launch through the service, and
+// Boost.Process would bring Asio and its filesystem layer into it for this one loop.
 std::string command_binary(const std::string &name) {
   if (name.find('/') != std::string::npos) return resolved(name, "plugin binary");
   const char *path = ::getenv("PATH");
