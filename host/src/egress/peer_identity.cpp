@@ -166,17 +166,23 @@ PeerIdentifier::Owner PeerIdentifier::tcp_socket_owner(const sockaddr_storage &s
 }
 
 Peer PeerIdentifier::identify(int fd) {
-  Peer peer;
   sockaddr_storage local{}, remote{};
   socklen_t local_length = sizeof local, remote_length = sizeof remote;
   if (::getsockname(fd, reinterpret_cast<sockaddr *>(&local), &local_length) != 0 ||
       ::getpeername(fd, reinterpret_cast<sockaddr *>(&remote), &remote_length) != 0) {
+    Peer peer;
     peer.address = "unknown";
     peer.unknown = std::string("the connection ended before the proxy could ask (") +
                    std::strerror(errno) + ")";
     return peer;
   }
-  if (local.ss_family == AF_UNIX) {
+  return identify(fd, local, remote);
+}
+
+Peer PeerIdentifier::identify(int fd, const sockaddr_storage &local_address,
+                              const sockaddr_storage &remote_address) {
+  Peer peer;
+  if (local_address.ss_family == AF_UNIX) {
     peer.address = "unix";
     ucred credentials{};
     socklen_t length = sizeof credentials;
@@ -188,8 +194,8 @@ Peer PeerIdentifier::identify(int fd) {
     }
     return peer;
   }
-  remote = unmapped(remote);
-  local = unmapped(local);
+  const sockaddr_storage remote = unmapped(remote_address);
+  const sockaddr_storage local = unmapped(local_address);
   peer.address = address_text(remote);
   // The peer's socket runs from its address to ours.
   Owner owner = tcp_socket_owner(remote, local);

@@ -41,7 +41,9 @@ using Clock = std::chrono::steady_clock;
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-UniqueFd listen_tcp(const LoopbackEndpoint &listen, std::uint16_t &bound_port, IpAddress &bound) {
+// bound_address: the address every accepted socket has as its own (one address is bound).
+UniqueFd listen_tcp(const LoopbackEndpoint &listen, std::uint16_t &bound_port, IpAddress &bound,
+                    sockaddr_storage &bound_address) {
   if (special_range(listen.address).value_or("").rfind("loopback", 0) != 0) {
     throw std::invalid_argument("egress listen " + listen.to_string() +
                                 " is not a loopback address; the proxy serves this host alone");
@@ -65,6 +67,7 @@ UniqueFd listen_tcp(const LoopbackEndpoint &listen, std::uint16_t &bound_port, I
   socklen_t bound_length = sizeof address;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&address), &bound_length);
   bound = IpAddress::from_sockaddr(reinterpret_cast<sockaddr *>(&address));
+  bound_address = address;
   bound_port =
       ntohs(address.ss_family == AF_INET ? reinterpret_cast<sockaddr_in &>(address).sin_port
                                          : reinterpret_cast<sockaddr_in6 &>(address).sin6_port);
@@ -163,6 +166,7 @@ struct EgressProxy::Impl {
 
   EgressOptions options;
   UniqueFd tcp_listener, unix_listener;
+  sockaddr_storage tcp_local{}, unix_local{};  // an accepted socket's own address, by listener
   std::uint16_t port = 0;
   IpAddress own_address;
   TunnelRelay relay;
@@ -198,10 +202,11 @@ EgressProxy::Impl::Impl(EgressOptions given)
     throw std::invalid_argument("the egress proxy has neither a listen address nor a socket");
   }
   if (options.listen) {
-    tcp_listener = listen_tcp(*options.listen, port, own_address);
+    tcp_listener = listen_tcp(*options.listen, port, own_address, tcp_local);
     options.addresses.add_own(own_address);
   }
   if (!options.socket.empty()) unix_listener = listen_unix(options.socket);
+  unix_local.ss_family = AF_UNIX;
   auto watch = [&](int fd) {
     epoll_event event{};
     event.events = EPOLLIN;
@@ -290,8 +295,12 @@ void EgressProxy::Impl::accept_loop(std::stop_token stop) {
 }
 
 void EgressProxy::Impl::accept_from(int listener) {
+  const sockaddr_storage &local = listener == tcp_listener.get() ? tcp_local : unix_local;
   for (;;) {
-    UniqueFd fd(::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    sockaddr_storage remote{};
+    socklen_t remote_length = sizeof remote;
+    UniqueFd fd(::accept4(listener, reinterpret_cast<sockaddr *>(&remote), &remote_length,
+                          SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!fd) {
       if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
       // Out of descriptors: the connections wait in the backlog until some close.
@@ -299,7 +308,7 @@ void EgressProxy::Impl::accept_from(int listener) {
       return;
     }
     auto handshake = std::make_unique<Handshake>();
-    handshake->peer = peers.identify(fd.get());
+    handshake->peer = peers.identify(fd.get(), local, remote);
     if (options.same_user) {
       const std::string refusal = same_user_refusal(handshake->peer, *options.same_user);
       if (!refusal.empty()) {

@@ -46,8 +46,13 @@ class RelayDirection {
   // Moves what can be moved without blocking: until a socket would block, or, with a
   // budget, until about that many bytes moved (a level-triggered relay then comes back
   // for the rest, and no connection starves the others). True when anything moved.
+  // short_read_ends: a read that did not fill the buffer found the socket drained, so the
+  // next read would only say EAGAIN. Right for an edge-triggered relay woken by this
+  // socket's readiness without a hang-up in the event: later bytes raise a new edge,
+  // while an end that already came would raise none, so it must be read now.
   // Throws std::system_error naming `side` when a socket fails.
-  bool move(RelayScratch &scratch, const char *side, std::size_t budget = 0) {
+  bool move(RelayScratch &scratch, const char *side, std::size_t budget = 0,
+            bool short_read_ends = false) {
     bool moved = false;
     std::size_t count = 0;
     auto spent = [&](std::size_t n) {
@@ -107,6 +112,9 @@ class RelayDirection {
         prefix_.assign(buffer + sent, static_cast<std::size_t>(n) - sent);
         if (static_cast<std::size_t>(n) == size) make_pipe(scratch, side);
         if (spent(static_cast<std::size_t>(n))) return moved;
+        if (short_read_ends && static_cast<std::size_t>(n) < size && prefix_.empty()) {
+          return moved;
+        }
         continue;
       }
       // The pipe is empty here, so EAGAIN means the socket has nothing more for now.

@@ -153,6 +153,32 @@ TEST_F(TunnelRelayTest, EachSidesEndCrossesAndTheClosedTunnelLeavesTheCount) {
   EXPECT_TRUE(said.empty()) << said.front();
 }
 
+TEST_F(TunnelRelayTest, BytesAndTheEndThatFollowsThemAtOnceBothCross) {
+  // The relay stops reading a socket at a read that did not fill its buffer, unless the
+  // event said the peer hung up: an end that came with the last bytes raises no later
+  // event, so it must be seen in the same wake-up. Here the end follows the bytes
+  // before the relay holds the sockets, or right after.
+  std::vector<UniqueFd> clients;
+  for (int i = 0; i < 100; ++i) {
+    Ends client_ends = socket_pair(), upstream_ends = socket_pair();
+    const bool before = i % 2 == 0;
+    auto say_last_words = [&] {
+      write_all(upstream_ends.outside.get(), "last words");
+      upstream_ends.outside.reset();
+    };
+    if (before) say_last_words();
+    relay.add(std::move(client_ends.relayed), std::move(upstream_ends.relayed), {}, "test");
+    if (!before) say_last_words();
+    EXPECT_EQ(read_bytes(client_ends.outside.get(), 10), "last words") << "tunnel " << i;
+    EXPECT_TRUE(reaches_end(client_ends.outside.get()))
+        << "tunnel " << i << ": the upstream's end did not reach the client";
+    clients.push_back(std::move(client_ends.outside));
+  }
+  EXPECT_EQ(relay.active(), 100U) << "a half-closed tunnel ended before its client did";
+  clients.clear();
+  EXPECT_TRUE(eventually([&] { return relay.active() == 0; }));
+}
+
 // The sizes of this process's pipes that are 1 MiB: the relay runs in the test's process.
 std::size_t grown_pipes() {
   std::size_t grown = 0;

@@ -34,6 +34,9 @@ struct Peer {
 class PeerIdentifier {
  public:
   Peer identify(int fd);
+  // For a socket just accepted: its peer's address as accept4(2) gave it, and the local
+  // one as the listener's (bound to one address, so every accepted socket shares it).
+  Peer identify(int fd, const sockaddr_storage &local, const sockaddr_storage &remote);
 
  private:
   struct Owner {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,15 +42,19 @@ class TunnelRelay {
 
  private:
   struct Tunnel;
+  struct Side;
   void run(std::stop_token stop);
-  void pump(Tunnel &tunnel);
+  // What one epoll event on one of a tunnel's sockets asks for.
+  void pump(Tunnel &tunnel, bool client_side, std::uint32_t events);
+  // Asks for EPOLLOUT on a socket once a direction has to wait to write to it.
+  void watch_writes(Tunnel &tunnel);
   void close_tunnel(Tunnel *tunnel, const std::string &why);
   void expire(std::chrono::steady_clock::time_point now);
 
   TunnelLimits limits_;
   std::function<void(const std::string &)> say_;
   UniqueFd epoll_;
-  UniqueFd wake_;  // eventfd: a tunnel was queued, or stop
+  UniqueFd wake_;  // eventfd: a tunnel could not be watched, or stop
   std::atomic<std::size_t> active_{0};
   struct Queue;
   std::unique_ptr<Queue> queue_;
