@@ -665,6 +665,39 @@ TEST_F(EgressProxyTest, AnIdleTunnelIsClosed) {
   EXPECT_TRUE(world_->said_containing("idle for"));
 }
 
+TEST_F(EgressProxyTest, AnIdleTerminatedSessionIsClosedEitherSideSilent) {
+  world_->start_proxy([](egress::EgressOptions &options) { options.idle_timeout = 1s; });
+  auto ends_within_10s = [](SSL *ssl) {
+    char byte;
+    const auto started = std::chrono::steady_clock::now();
+    const int n = SSL_read(ssl, &byte, 1);
+    return n <= 0 && std::chrono::steady_clock::now() - started < 10s;
+  };
+  {
+    // A client that sends nothing after its handshake.
+    TunnelTls tls(world_->port(), "github.com", world_->proxy_ca().string(), {});
+    ASSERT_TRUE(tls.connected);
+    EXPECT_TRUE(ends_within_10s(tls.ssl)) << "the proxy kept a silent client's session";
+    EXPECT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions == 0; }));
+    EXPECT_TRUE(world_->said_containing("the client sent nothing while the proxy waited"));
+  }
+  {
+    // An upstream that pauses in its answer for longer than the idle bound.
+    TunnelTls tls(world_->port(), "github.com", world_->proxy_ca().string(), {});
+    ASSERT_TRUE(tls.connected);
+    const std::string request = "GET /big?bytes=65536&pause=3 HTTP/1.1\r\nHost: github.com\r\n\r\n";
+    ASSERT_GT(SSL_write(tls.ssl, request.data(), static_cast<int>(request.size())), 0);
+    const std::size_t body = read_response_until(
+        [&](char *buffer, std::size_t size) {
+          return static_cast<ssize_t>(SSL_read(tls.ssl, buffer, static_cast<int>(size)));
+        },
+        65536);
+    EXPECT_EQ(body, 32768U) << "the first half is all the upstream sent before its pause";
+    EXPECT_TRUE(test::eventually([&] { return world_->proxy().counts().sessions == 0; }, 10s));
+    EXPECT_TRUE(world_->said_containing("the upstream sent nothing while the proxy waited"));
+  }
+}
+
 TEST_F(EgressProxyTest, TheTunnelCapRefusesOneMore) {
   world_->start_proxy([](egress::EgressOptions &options) { options.max_tunnels = 1; });
   const int held = connect_to_proxy(world_->port());

@@ -2,11 +2,14 @@
 #include <sandbox_host/host/egress/http_exchange.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -59,14 +62,14 @@ int select_http11(SSL *ssl, const unsigned char **out, unsigned char *out_length
   return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
-// A TLS connection over a non-blocking socket, each wait bounded by idle.
+// A TLS connection over a socket that blocks, each wait bounded by idle (SO_RCVTIMEO and
+// SO_SNDTIMEO): a read that has to wait is one call, where a non-blocking socket takes a
+// read that fails, a poll and the read again, twice per proxied request.
 class TlsStream final : public ByteStream {
  public:
-  TlsStream(SSL *ssl, int fd, std::chrono::milliseconds idle, std::string side)
-      : ssl_(ssl), fd_(fd), idle_(idle), side_(std::move(side)) {}
+  TlsStream(SSL *ssl, int fd, std::string side) : ssl_(ssl), fd_(fd), side_(std::move(side)) {}
 
-  // Runs op until it is done, waiting as OpenSSL asks. Returns op's result (> 0), or 0
-  // for a clean close on read.
+  // Runs op until it is done. Returns op's result (> 0), or 0 for a clean close on read.
   template <class Op>
   int drive(Op op, const char *what) {
     for (;;) {
@@ -76,14 +79,12 @@ class TlsStream final : public ByteStream {
       const int error = SSL_get_error(ssl_, n);
       if (error == SSL_ERROR_ZERO_RETURN) return 0;
       if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+        // The socket's timeout passed, unless a signal cut the wait short or the socket
+        // became ready since.
+        if (errno == EINTR) continue;
         pollfd ready{fd_, static_cast<short>(error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0};
-        int waited;
-        do {
-          waited = ::poll(&ready, 1, static_cast<int>(idle_.count()));
-        } while (waited < 0 && errno == EINTR);
-        if (waited == 0)
-          throw StreamError(side_ + " sent nothing while the proxy waited to " + what);
-        continue;
+        if (::poll(&ready, 1, 0) == 1) continue;
+        throw StreamError(side_ + " sent nothing while the proxy waited to " + what);
       }
       // A peer that closes without close_notify ends the stream as well.
       if (error == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) return 0;
@@ -119,9 +120,20 @@ class TlsStream final : public ByteStream {
  private:
   SSL *ssl_;
   int fd_;
-  std::chrono::milliseconds idle_;
   std::string side_;
 };
+
+// The socket blocks, and each read or write that waits gives up after idle.
+void blocking_within(int fd, std::chrono::milliseconds idle) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  timeval limit{static_cast<time_t>(idle.count() / 1000),
+                static_cast<suseconds_t>((idle.count() % 1000) * 1000)};
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit) != 0) {
+    throw StreamError(std::string("cannot bound the connection's waits: ") + std::strerror(errno));
+  }
+}
 
 // host, or host:443, as an inner request's Host may say it.
 bool names_target(std::string_view authority, const std::string &host, std::uint16_t port) {
@@ -188,11 +200,13 @@ void TlsInterceptor::serve(const InterceptedSession &session, const HostAllowLis
     if (say) say("egress: " + where + ": " + line);
   };
 
+  blocking_within(session.client_fd, idle);
+  blocking_within(session.upstream_fd, idle);
   HandshakeState state{session.host, {}};
   SslPtr client_ssl = new_server_ssl(session.host);
   SSL_set_ex_data(client_ssl.get(), state_index(), &state);
   SSL_set_fd(client_ssl.get(), session.client_fd);
-  TlsStream client(client_ssl.get(), session.client_fd, idle, "the client");
+  TlsStream client(client_ssl.get(), session.client_fd, "the client");
   try {
     if (client.drive([&] { return SSL_accept(client_ssl.get()); }, "finish the TLS handshake") ==
         0) {
@@ -208,7 +222,7 @@ void TlsInterceptor::serve(const InterceptedSession &session, const HostAllowLis
   SSL_set_tlsext_host_name(upstream_ssl.get(), session.host.c_str());
   SSL_set1_host(upstream_ssl.get(), session.host.c_str());
   SSL_set_fd(upstream_ssl.get(), session.upstream_fd);
-  TlsStream upstream(upstream_ssl.get(), session.upstream_fd, idle, "the upstream");
+  TlsStream upstream(upstream_ssl.get(), session.upstream_fd, "the upstream");
   std::string upstream_failure;
   try {
     upstream.drive([&] { return SSL_connect(upstream_ssl.get()); }, "finish the TLS handshake");
