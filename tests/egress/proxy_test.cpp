@@ -367,8 +367,8 @@ TEST_F(EgressProxyTest, AClientThatStopsReadingCostsItsConnectionNotTheProxy) {
   // raises SIGPIPE in the thread that writes: a splice of the relay thread for a tunnel
   // whose download went bulk, an SSL_write of a session thread for a terminated inject
   // host. `sandbox-host egress` leaves SIGPIPE at its default, and so does this test for the
-  // threads the proxy starts, so a proxy thread that took it would end the test. (The test
-  // binary links Poco, whose Foundation blocks SIGPIPE as it loads; unblocked here.)
+  // threads the proxy starts, so a proxy thread that took it would end the test (whatever
+  // an earlier test in this process set, and though test_support already unblocks it).
   const SigpipeAtDefault production_disposition;
   world_->start_proxy();
   constexpr std::size_t kBytes = 8 << 20;  // the first half fills the relay's copy buffer

@@ -74,6 +74,7 @@ class TlsStream final : public ByteStream {
   int drive(Op op, const char *what) {
     for (;;) {
       ERR_clear_error();
+      errno = 0;  // so that an EINTR below is this call's
       const int n = op();
       if (n > 0) return n;
       const int error = SSL_get_error(ssl_, n);
