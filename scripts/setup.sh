@@ -25,6 +25,7 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   util-linux                # setpriv, unshare: tests drop to an unprivileged user
+  strace                    # tests/hostile: the environment of every execve of a launch
   procps
   python3                   # bench/report.py turns benchmark JSON into docs/benchmarks.md
   hyperfine bubblewrap      # peers measured beside sandbox-host in bench/

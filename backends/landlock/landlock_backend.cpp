@@ -28,8 +28,6 @@
 #include <string>
 #include <vector>
 
-extern char **environ;
-
 namespace sandbox_host::landlock {
 namespace {
 
@@ -70,14 +68,19 @@ bool starts_where_launched(const Spec &spec) {
 }
 
 [[noreturn]] void exec_plugin(const Spec &spec) {
-  // A plugin starts in TmpDir; so does a command launched where its view hides.
-  if (!starts_where_launched(spec) && ::chdir(spec.tmp_dir.c_str()) != 0) {
+  // A plugin starts in TmpDir, the directory it was granted, never where a symlink put in
+  // its place since would lead; so does a command launched where its view hides.
+  if (!starts_where_launched(spec) && ::fchdir(open_without_symlinks(spec.tmp_dir).get()) != 0) {
     throw_errno("exec", "chdir " + spec.tmp_dir);
   }
   std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
   for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
   argv.push_back(nullptr);
-  ::execve(spec.binary_path.c_str(), argv.data(), environ);
+  // The plugin's environment, at its own execve: stage 1 ran with sandbox-host's.
+  std::vector<char *> envp;
+  for (const auto &entry : spec.env) envp.push_back(const_cast<char *>(entry.c_str()));
+  envp.push_back(nullptr);
+  ::execve(spec.binary_path.c_str(), argv.data(), envp.data());
   throw_errno("exec", spec.binary_path);
 }
 

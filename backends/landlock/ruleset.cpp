@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 
 namespace sandbox_host::landlock {
 namespace {
 
+using backends::SetupError;
 using backends::throw_errno;
 
 constexpr const char *kStep = "landlock";
@@ -25,15 +27,45 @@ Ruleset::Ruleset(const RulesetAttr &attr)
   if (!fd_) throw_errno(kStep, "create the ruleset");
 }
 
+UniqueFd open_without_symlinks(const std::string &path) {
+  if (path.empty() || path.front() != '/') {
+    throw SetupError(kStep, "grant " + path + ": not an absolute path");
+  }
+  UniqueFd at(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!at) throw_errno(kStep, "open /");
+  for (std::size_t start = 1; start < path.size();) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string name = path.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    UniqueFd next(::openat(at.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) throw_errno(kStep, "open " + path);
+    struct stat st {};
+    if (::fstat(next.get(), &st) != 0) throw_errno(kStep, "stat " + path);
+    if (S_ISLNK(st.st_mode)) {
+      throw SetupError(kStep, "grant " + path + ": " + path.substr(0, end) +
+                                  " is a symbolic link; a path a plugin could have replaced "
+                                  "with one is never granted through it");
+    }
+    at = std::move(next);
+  }
+  return at;
+}
+
 void Ruleset::grant(const std::string &path, uint64_t access, Unopenable unopenable,
                     int open_flags) {
   const UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | open_flags));
   if (!fd) {
-    if (unopenable != Unopenable::fail && errno == ENOENT) return;
+    if (errno == ENOENT) return;
     // A path the launching user cannot reach needs no grant: it stays out of reach.
     if (unopenable == Unopenable::skip_missing_or_unreachable && errno == EACCES) return;
     throw_errno(kStep, "open " + path);
   }
+  grant(fd, path, access);
+}
+
+void Ruleset::grant(const UniqueFd &fd, const std::string &path, uint64_t access) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno(kStep, "stat " + path);
   // O_NOFOLLOW with O_PATH opens a symlink itself; a rule on it would grant nothing sound.
@@ -46,7 +78,7 @@ void Ruleset::grant(const std::string &path, uint64_t access, Unopenable unopena
 }
 
 void Ruleset::allow(const std::string &path, uint64_t access) {
-  grant(path, access, Unopenable::fail, 0);
+  grant(open_without_symlinks(path), path, access);
 }
 
 void Ruleset::allow_if_present(const std::string &path, uint64_t access) {

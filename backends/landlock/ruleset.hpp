@@ -14,11 +14,14 @@ class Ruleset {
   // Throws SetupError("landlock", ...) when the kernel refuses the attributes.
   explicit Ruleset(const RulesetAttr &attr);
 
-  // Grants access beneath path (a directory, or the file itself; symlinks are followed, so
-  // the grant lands on what the host resolves the path to). On a file, only the rights that
-  // apply to files are granted. Throws when path cannot be opened.
+  // Grants access beneath path (a directory, or the file itself), opened once without
+  // following a symlink in any component (open_without_symlinks): the grant is made from
+  // that descriptor, and a path a plugin of an earlier launch turned into a symlink fails
+  // the setup. On a file, only the rights that apply to files are granted. Throws when path
+  // cannot be opened.
   void allow(const std::string &path, uint64_t access);
-  // Like allow(), but a path that does not exist on this host is left out.
+  // For the system's own directories, which root owns: symlinks are followed (/lib is one
+  // on a merged-/usr system), and a path that does not exist on this host is left out.
   void allow_if_present(const std::string &path, uint64_t access);
   // Grants access beneath path itself, never beneath what a symlink there leads to: a path
   // that is a symlink, does not exist or the launching user cannot reach is left out. For
@@ -30,11 +33,17 @@ class Ruleset {
 
  private:
   // What a path that cannot be opened means: a failure, or no grant.
-  enum class Unopenable { fail, skip_missing, skip_missing_or_unreachable };
+  enum class Unopenable { skip_missing, skip_missing_or_unreachable };
   void grant(const std::string &path, uint64_t access, Unopenable unopenable, int open_flags);
+  void grant(const UniqueFd &fd, const std::string &path, uint64_t access);
 
   UniqueFd fd_;
   uint64_t handled_fs_ = 0;
 };
+
+// An O_PATH descriptor of the absolute path, reached one component at a time without
+// following a symlink (RESOLVE_NO_SYMLINKS by hand: the filter stage 1 has loaded by then
+// answers openat2 with ENOSYS). Throws SetupError naming the component that is a symlink.
+UniqueFd open_without_symlinks(const std::string &path);
 
 }  // namespace sandbox_host::landlock

@@ -25,6 +25,12 @@ int open_without_symlinks(const std::string &path) {
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS;
   int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd < 0 && errno == ELOOP) {
+    throw backends::SetupError(kStep, "open " + path +
+                                          ": it passes through a symbolic link; a path a plugin "
+                                          "could have replaced with one is never granted "
+                                          "through it");
+  }
   if (fd < 0) throw_errno(kStep, "open " + path);
   return fd;
 }

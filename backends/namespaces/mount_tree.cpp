@@ -168,9 +168,14 @@ void add_mounts(const std::string &root, const std::vector<MountEntry> &entries)
     }
     const std::string source = old_root + entry.source;
     struct stat st {};
-    if (::stat(source.c_str(), &st) != 0) {
+    if (::lstat(source.c_str(), &st) != 0) {
       if (entry.kind == MountEntry::Kind::bind_read_only_if_present && errno == ENOENT) continue;
       throw_errno(kStep, "stat " + entry.source);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      throw backends::SetupError(kStep, entry.source +
+                                            " is a symbolic link; a path a plugin could have "
+                                            "replaced with one is never granted through it");
     }
     make_mount_point(target, S_ISDIR(st.st_mode));
     uint64_t attributes = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;

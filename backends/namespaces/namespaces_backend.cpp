@@ -48,8 +48,6 @@
 #include <thread>
 #include <vector>
 
-extern char **environ;
-
 namespace sandbox_host::namespaces {
 namespace {
 
@@ -65,10 +63,13 @@ struct PluginStart {
         shown_chdir("chdir " + one_line(this->work_dir)),
         refuse_unix_sockets(!spec.view.empty()),
         rlimits(spec.limits),
-        args(spec.args) {
+        args(spec.args),
+        env(spec.env) {
     argv.push_back(path.data());
     for (auto &arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    for (auto &entry : env) envp.push_back(entry.data());
+    envp.push_back(nullptr);
   }
   PluginStart(const PluginStart &) = delete;
   PluginStart &operator=(const PluginStart &) = delete;
@@ -85,6 +86,9 @@ struct PluginStart {
   backends::PluginRlimits rlimits;
   std::vector<std::string> args;
   std::vector<char *> argv;  // points into path and args
+  // The plugin's environment, for its execve alone: the init keeps sandbox-host's.
+  std::vector<std::string> env;
+  std::vector<char *> envp;  // points into env
 };
 
 // exit_stage1_failure()'s line without allocating: "<prefix><step>: <what>: <error>".
@@ -131,7 +135,7 @@ void load_unix_socket_filter() {
     fail_before_exec("limits", start.rlimits.shown(refused), errno);
   }
   if (start.refuse_unix_sockets) load_unix_socket_filter();
-  ::execve(start.path.c_str(), start.argv.data(), environ);
+  ::execve(start.path.c_str(), start.argv.data(), start.envp.data());
   fail_before_exec("exec", start.shown_path, errno);
 }
 

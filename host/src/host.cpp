@@ -234,7 +234,8 @@ std::string Host::mode_for(const std::string &plugin_name,
 }
 
 Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mode,
-                                         const std::vector<std::string> &plugin_env) const {
+                                         const std::vector<std::string> &plugin_env,
+                                         const std::vector<std::string> &overrides) const {
   require_stage1("command");
   try {
     check_spec(spec);
@@ -242,6 +243,14 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     audit_->record({"spec", spec.plugin_name, "spec-" + e.field(), e.what(),
                     "paths in a Spec must be absolute and symlink-resolved"});
     throw;
+  }
+  if (!spec.env.empty()) {
+    const std::string why =
+        "spec: env is the host's to compose (BaseEnv, the backend's and the caller's named "
+        "variables); pass a plugin's variables as its plugin_env";
+    audit_->record({"spec", spec.plugin_name, "spec-env", why,
+                    "leave Spec::env empty; name the variables the plugin gets instead"});
+    throw std::invalid_argument(why);
   }
   CheckedLaunch launch{this->backend(mode), {}, {}};
   const AbiVersion abi = launch.backend.module().abi();
@@ -301,6 +310,13 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
     }
     launch.env.push_back(entry);
   }
+  for (const auto &entry : overrides) {
+    const std::string name = entry.substr(0, entry.find('='));
+    std::erase_if(launch.env, [&](const std::string &e) {
+      return e.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    launch.env.push_back(entry);
+  }
   if (!plugin_env.empty()) {
     audit_->record(
         {"launch", spec.plugin_name, "env-passed",
@@ -311,12 +327,14 @@ Host::CheckedLaunch Host::checked_launch(const Spec &spec, const std::string &mo
 }
 
 LaunchCommand Host::command(const Spec &spec, const std::string &mode,
-                            const std::vector<std::string> &plugin_env) const {
-  CheckedLaunch launch = checked_launch(spec, mode, plugin_env);
+                            const std::vector<std::string> &plugin_env,
+                            const std::vector<std::string> &overrides) const {
+  CheckedLaunch launch = checked_launch(spec, mode, plugin_env, overrides);
   LaunchCommand command;
-  command.env = std::move(launch.env);
   if (launch.built.reexec_stage1) {
     command.program = stage1_program_;
+    // The control variables alone: what the caller named is the Spec's env, for the
+    // plugin's execve.
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
     if (cgroup_placement().version() != CgroupPlacement::Version::none) {
       const std::string name = spec.plugin_name.empty()
@@ -326,8 +344,10 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
       command.cgroup->bound(spec.plugin_name, config_.limits_for(spec.plugin_name));
       command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
     }
+    Spec launched = bounded(spec);
+    launched.env = std::move(launch.env);
     const std::string payload =
-        encode_stage1_payload({mode, launch.backend.module().file().string(), bounded(spec)});
+        encode_stage1_payload({mode, launch.backend.module().file().string(), launched});
     if (payload.size() > kMaxLaunchMessage) {
       throw std::length_error("launch for plugin \"" + spec.plugin_name +
                               "\": " + std::to_string(payload.size()) + " bytes of Spec, over " +
@@ -335,18 +355,22 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     }
     command.env.push_back(std::string(kEnvSpec) + "=" + payload);
   } else {
+    // The backend's program is the plugin's own execve, or one that makes it (sandbox-exec).
     command.program = launch.built.program;
     command.args = std::move(launch.built.args);
+    command.env = std::move(launch.env);
   }
   command.watch = watch_order(spec);
   return command;
 }
 
-std::optional<std::vector<std::string>> Host::prepared_launch_env(
-    const Spec &spec, const std::string &mode, const std::vector<std::string> &plugin_env) const {
+std::optional<Spec> Host::prepared_launch_spec(const Spec &spec, const std::string &mode,
+                                               const std::vector<std::string> &plugin_env) const {
   CheckedLaunch launch = checked_launch(spec, mode, plugin_env);
   if (!launch.built.reexec_stage1 || !launch.backend.prepares()) return std::nullopt;
-  return std::move(launch.env);
+  Spec launched = bounded(spec);
+  launched.env = std::move(launch.env);
+  return launched;
 }
 
 Spec Host::bounded(const Spec &spec) const {

@@ -147,6 +147,32 @@ TEST_P(EgressCommand, RefusalsGoToTheAuditAllowedOnesToTheLogAndTheProxyKeepsSer
   EXPECT_FALSE(fs::exists(home_ / "state/egress.sock"));
 }
 
+// A Landlock plugin reaches the proxy's unix socket by path whatever its network; served, a
+// plugin of network none would get the network and the proxy's credentials. It is closed
+// unanswered, and the same client outside a sandbox is served.
+TEST_P(EgressCommand, ALandlockSandboxGetsNothingOnTheUnixSocket) {
+  const std::string plugin = shared_install().add_binary(HOSTILE_PLUGIN);
+  const std::string socket = (home_ / "state/egress.sock").string();
+  std::vector<std::string> direct = as_nobody();
+  direct.insert(direct.end(), {plugin, "egress", socket, "plain.test"});
+  const ProcessResult served = run_process(direct);
+  EXPECT_EQ(served.out, "egress: HTTP/1.1 200 OK\n") << served.err;
+
+  std::vector<std::string> sandboxed = as_nobody();
+  sandboxed.insert(sandboxed.end(),
+                   {shared_install().sandbox_host(), "run", "--backend", "landlock", "--network",
+                    "none", "--", plugin, "egress", socket, "plain.test"});
+  const ProcessResult refused = run_process(sandboxed);
+  if (refused.code == 125 && contains(refused.err, "does not work here")) {
+    GTEST_SKIP() << refused.err;
+  }
+  EXPECT_EQ(refused.out, "egress: closed unanswered\n") << refused.code << " " << refused.err;
+  ::kill(proxy_->pid(), SIGTERM);
+  const auto ended = proxy_->wait(10s);
+  EXPECT_TRUE(contains(ended.err, "refused: the peer is a sandbox without namespaces of its own"))
+      << ended.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Egress, EgressCommand, ::testing::Values("egress", "serve"));
 
 }  // namespace

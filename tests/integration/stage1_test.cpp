@@ -7,8 +7,8 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
-#include <sandbox_host/unique_fd.hpp>
 #include <sandbox_host/sandboxtest.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>
 
@@ -99,8 +99,14 @@ TEST(Stage1, CommandReexecsThisBinaryWithTheSpec) {
   EXPECT_EQ(payload.spec.args, t.spec.args);
   EXPECT_NE(std::find(command.env.begin(), command.env.end(), stage1_var("reexec")),
             command.env.end());
-  EXPECT_NE(std::find(command.env.begin(), command.env.end(), "REEXEC_TEST_BACKEND=1"),
-            command.env.end());
+  // The plugin's environment travels in the Spec, for its own execve; stage 1's holds
+  // sandbox-host's control variables and nothing else.
+  EXPECT_NE(std::find(payload.spec.env.begin(), payload.spec.env.end(), "REEXEC_TEST_BACKEND=1"),
+            payload.spec.env.end());
+  EXPECT_NE(std::find(payload.spec.env.begin(), payload.spec.env.end(),
+                      "PATH=/usr/local/bin:/usr/bin:/bin"),
+            payload.spec.env.end());
+  for (const auto &entry : command.env) EXPECT_TRUE(entry.starts_with("CLAWPATROL_")) << entry;
 }
 
 std::string reexec_config() {
@@ -269,8 +275,8 @@ TEST(Stage1Prepared, ALaunchForAnotherNetworkIsRefusedOnTheLaunchsStderr) {
   ASSERT_EQ(::pipe2(err, O_CLOEXEC), 0);
   UniqueFd err_read(err[0]), err_write(err[1]);
   UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  send_launch(sandbox.channel(), {t.spec, {"PATH=/usr/bin:/bin"}},
-              {null.get(), null.get(), err_write.get()});
+  t.spec.env = {"PATH=/usr/bin:/bin"};
+  send_launch(sandbox.channel(), {t.spec}, {null.get(), null.get(), err_write.get()});
   err_write.reset();
   ProcessResult result = sandbox.wait();
   EXPECT_EQ(result.code, kStage1ExitCode);

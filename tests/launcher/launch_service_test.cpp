@@ -10,6 +10,7 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "serve_fixture.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -32,139 +33,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::ProcessResult;
-
-enum class User { root, nobody };
-
-std::string user_name(User user) {
-  return user == User::root ? "root" : "nobody";
-}
-
-std::string read_file(const fs::path &path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto &task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream in(task.path() / "children");
-    for (pid_t child; in >> child;) out.push_back(child);
-  }
-  return out;
-}
-
-std::vector<pid_t> descendants(pid_t pid) {
-  std::vector<pid_t> all;
-  std::vector<pid_t> next{pid};
-  while (!next.empty()) {
-    const pid_t at = next.back();
-    next.pop_back();
-    for (pid_t child : children_of(at)) {
-      all.push_back(child);
-      next.push_back(child);
-    }
-  }
-  return all;
-}
-
-std::string cmdline(pid_t pid) {
-  std::string text = read_file("/proc/" + std::to_string(pid) + "/cmdline");
-  std::replace(text.begin(), text.end(), '\0', ' ');
-  return text;
-}
-
-std::size_t descriptors(pid_t pid) {
-  std::size_t count = 0;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
-       !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    ++count;
-  }
-  return count;
-}
-
-// `sandbox-host serve` with a [launcher], as the given user, from an install that user can run.
-class Service {
- public:
-  // launcher_lines: more keys of the [launcher] table.
-  explicit Service(User user, const std::string &launcher_lines = "") : user_(user) {
-    const fs::path dir = home_.dir();
-    if (user == User::nobody) {
-      if (::chown(dir.c_str(), test::kNobody, test::kNobody) != 0)
-        throw std::runtime_error("chown");
-    }
-    socket_ = (dir / "l/launch.sock").string();
-    audit_ = dir / "audit.log";
-    std::ofstream(dir / "config.toml")
-        << "[launcher]\nsocket = \"" << socket_ << "\"\n"
-        << launcher_lines << "\n[broker]\nstate_dir = \"" << (dir / "state").string()
-        << "\"\n[audit]\npath = \"" << audit_.string() << "\"\nformat = \"json\"\n";
-    std::vector<std::string> argv = prefix();
-    argv.insert(argv.end(),
-                {install_.sandbox_host(), "serve", "--config", (dir / "config.toml").string()});
-    process_ = std::make_unique<test::RunningProcess>(argv);
-    if (!test::eventually([&] { return answers() || test::process_gone(process_->pid()); }, 20s) ||
-        !answers()) {
-      throw std::runtime_error("the launch service did not start: " + process_->wait(1s).err);
-    }
-  }
-  ~Service() {
-    ::kill(process_->pid(), SIGTERM);
-    process_->wait(10s);
-  }
-
-  std::vector<std::string> prefix() const {
-    return user_ == User::nobody ? test::as_nobody() : std::vector<std::string>{};
-  }
-  // A client command as the service's user: sandbox-host-launch --via SOCKET ARGS...
-  std::vector<std::string> launch(std::vector<std::string> args) const {
-    std::vector<std::string> argv = prefix();
-    argv.insert(argv.end(), {install_.sandbox_host_launch(), "--via", socket_});
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  bool answers() const {
-    UniqueFd fd = connect_raw();
-    return static_cast<bool>(fd);
-  }
-  UniqueFd connect_raw() const {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, socket_.c_str(), sizeof address.sun_path - 1);
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (::connect(fd.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
-      return UniqueFd();
-    }
-    return fd;
-  }
-  pid_t pid() const { return process_->pid(); }
-  // What the service holds, to compare before and after: its descriptors, and its
-  // processes that are no prepared sandbox (a plugin, or a stage 1 that carries one).
-  std::size_t fds() const { return descriptors(pid()); }
-  std::vector<pid_t> plugins(const std::string &marker) const {
-    std::vector<pid_t> found;
-    for (pid_t p : descendants(pid())) {
-      if (cmdline(p).find(marker) != std::string::npos) found.push_back(p);
-    }
-    return found;
-  }
-  std::size_t processes() const { return descendants(pid()).size(); }
-  std::string audit() const { return read_file(audit_); }
-  const std::string &socket() const { return socket_; }
-  const test::UnprivilegedInstall &install() const { return install_; }
-  fs::path dir() const { return home_.dir(); }
-
- private:
-  User user_;
-  test::UnprivilegedInstall install_;
-  test::TempFile home_{"", "unused"};
-  std::string socket_;
-  fs::path audit_;
-  std::unique_ptr<test::RunningProcess> process_;
-};
+using test::read_file;
+using test::Service;
+using test::User;
+using test::user_name;
 
 std::vector<std::string> handshake_env() {
   return {"PATH=/usr/bin:/bin",
@@ -258,7 +130,7 @@ TEST_P(LaunchServiceTest, StatusesAreRunsOwn) {
   const ProcessResult refused =
       test::run_process(service.launch({"--backend", "seatbelt", "--", plugin, "report"}));
   EXPECT_EQ(refused.code, 125);
-  EXPECT_NE(refused.err.find("backend seatbelt was named for this launch, but it does not work"),
+  EXPECT_NE(refused.err.find("backend seatbelt was asked for plugin \"report_plugin\", but"),
             std::string::npos)
       << refused.err;
 
@@ -329,7 +201,7 @@ TEST_P(LaunchServiceTest, SigkillOfTheClientTakesThePluginAndLeavesNothing) {
 // Landlock's prepared stage 1 execs the plugin itself: it reports no status, and its channel
 // closes at the exec, long before the plugin's end.
 TEST_P(LaunchServiceTest, SigkillOfTheClientTakesThePluginUnderLandlockToo) {
-  Service service(GetParam());
+  Service service(GetParam(), "", "[plugins.report_plugin]\nsandbox = \"landlock\"\n");
   const ProcessResult probe = test::run_process(
       service.launch({"--backend", "landlock", "--", service.install().report_plugin(), "report"}));
   if (probe.code == 125 && probe.err.find("does not work here") != std::string::npos) {
@@ -549,7 +421,7 @@ TEST_F(RawRequests, AnotherUidIsRefusedAndTheSocketIsOwnersOnly) {
       test::run_process({service.install().sandbox_host_launch(), "--via", service.socket(), "--",
                          service.install().report_plugin(), "report"});
   EXPECT_EQ(root.code, 125);
-  EXPECT_NE(root.err.find("a launch from uid 0"), std::string::npos) << root.err;
+  EXPECT_NE(root.err.find("(uid 0); this launch service"), std::string::npos) << root.err;
   EXPECT_NE(root.err.find("serves uid 65534 only"), std::string::npos) << root.err;
   EXPECT_EQ(root.out, "");
   const ProcessResult own =

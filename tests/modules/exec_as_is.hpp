@@ -12,15 +12,16 @@
 #include <string>
 #include <vector>
 
-extern char **environ;
-
 namespace sandbox_host::test_modules {
 
 [[noreturn]] inline void exec_as_is(const Spec &spec) {
   std::vector<char *> argv{const_cast<char *>(spec.binary_path.c_str())};
   for (const auto &arg : spec.args) argv.push_back(const_cast<char *>(arg.c_str()));
   argv.push_back(nullptr);
-  ::execve(spec.binary_path.c_str(), argv.data(), environ);
+  std::vector<char *> envp;
+  for (const auto &entry : spec.env) envp.push_back(const_cast<char *>(entry.c_str()));
+  envp.push_back(nullptr);
+  ::execve(spec.binary_path.c_str(), argv.data(), envp.data());
   throw std::runtime_error(std::string("exec: ") + std::strerror(errno));
 }
 

@@ -173,7 +173,7 @@ LaunchMessage sample_launch() {
                   Network::outbound,
                   {"/etc/ssl", "/usr/share/ü"},
                   {"--flag=1", "", "two words", "line\nbreak"}};
-  message.env = {"PATH=/usr/bin:/bin", "HOME=/run/s/tmp", "EMPTY=", "EQUALS=a=b=c"};
+  message.spec.env = {"PATH=/usr/bin:/bin", "HOME=/run/s/tmp", "EMPTY=", "EQUALS=a=b=c"};
   return message;
 }
 

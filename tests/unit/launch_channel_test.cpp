@@ -130,7 +130,7 @@ std::string describe(const LaunchMessage &message) {
       << to_string(spec.network) << "\n";
   for (const auto &path : spec.read_paths) out << "read_path " << path << "\n";
   for (const auto &arg : spec.args) out << "arg [" << arg << "]\n";
-  for (const auto &entry : message.env) out << "env " << entry << "\n";
+  for (const auto &entry : spec.env) out << "env " << entry << "\n";
   return out.str();
 }
 
@@ -321,9 +321,9 @@ TEST(LaunchChannel, AMessageOfExactlyTheLimitIsNotCutShort) {
 // Messages a host could send that are no launch, and the line each is refused with.
 std::vector<std::pair<std::string, std::string>> malformed_launches() {
   LaunchMessage no_equals = sample_launch();
-  no_equals.env.push_back("NOEQUALS");
+  no_equals.spec.env.push_back("NOEQUALS");
   LaunchMessage empty_name = sample_launch();
-  empty_name.env.push_back("=value");
+  empty_name.spec.env.push_back("=value");
   return {
       {"{\"plugin_name\":", "spec: not a JSON object: "},
       {"[]", "spec: not a JSON object\n"},

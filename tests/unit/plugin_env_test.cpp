@@ -2,8 +2,10 @@
 // environment, and what Host::command() refuses of it, for a gateway that links the core.
 #include "fixtures.hpp"
 
+#include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 
 #include <gtest/gtest.h>
@@ -75,10 +77,23 @@ class HostPluginEnv : public ::testing::Test {
   sandboxtest::TempSpec spec_{"report", REPORT_PLUGIN};
 };
 
+// The plugin's environment as a re-executing backend's command carries it: in the Spec.
+Env plugin_environment(const LaunchCommand &command) {
+  const std::string prefix = std::string(kEnvSpec) + "=";
+  for (const auto &entry : command.env) {
+    if (entry.starts_with(prefix))
+      return decode_stage1_payload(entry.substr(prefix.size())).spec.env;
+  }
+  return {};
+}
+
 TEST_F(HostPluginEnv, ThePassedVariablesFollowBaseEnvAndTheAuditNamesThem) {
   const LaunchCommand command = host_.command(spec_.spec, "reexec", {"GOOD=1", "ALSO="});
-  EXPECT_EQ(std::count(command.env.begin(), command.env.end(), "GOOD=1"), 1);
-  EXPECT_EQ(std::count(command.env.begin(), command.env.end(), "ALSO="), 1);
+  const Env env = plugin_environment(command);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "GOOD=1"), 1);
+  EXPECT_EQ(std::count(env.begin(), env.end(), "ALSO="), 1);
+  // Stage 1's own environment holds none of them.
+  EXPECT_EQ(std::count(command.env.begin(), command.env.end(), "GOOD=1"), 0);
   const auto records = audit_.records();
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].at("rule"), "env-passed");

@@ -186,7 +186,10 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(back.view, spec.view);
   EXPECT_EQ(back.limits, spec.limits);
 
-  const LaunchMessage launched = decode_launch_message(encode_launch_message({spec, {"A=1"}}));
+  Spec with_env = spec;
+  with_env.env = {"A=1"};
+  const LaunchMessage launched = decode_launch_message(encode_launch_message({with_env}));
+  EXPECT_EQ(launched.spec.env, with_env.env);
   EXPECT_EQ(launched.spec.network, Network::proxied);
   EXPECT_EQ(launched.spec.proxy_socket, spec.proxy_socket);
   EXPECT_EQ(launched.spec.proxy_port, 65535);
@@ -442,7 +445,12 @@ TEST(SpecCodec, NamesWhatIsWrong) {
               "spec: limits.shm_size is not a count (0 to 18446744073709551615)")
         << bad;
   }
-  EXPECT_EQ(error(view + R"(,"limits":{)" + limits + R"(,"shm_size":18446744073709551615}})"), "");
+  const std::string bounded =
+      view + R"(,"limits":{)" + limits + R"(,"shm_size":18446744073709551615})";
+  EXPECT_EQ(error(bounded + "}"), "spec: field \"env\" is not an array");
+  EXPECT_EQ(error(bounded + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");
+  EXPECT_EQ(error(bounded + R"(,"env":[1]})"), "spec: env[0] is not a string");
+  EXPECT_EQ(error(bounded + R"(,"env":["A=1"]})"), "");
 }
 
 // ---- a prepared sandbox's payload and its launch ------------------------------------------
@@ -518,12 +526,12 @@ TEST(LaunchMessage, RoundTrips) {
   EXPECT_EQ(back.spec.network, Network::outbound);
   EXPECT_EQ(back.spec.read_paths, message.spec.read_paths);
   EXPECT_EQ(back.spec.args, message.spec.args);
-  EXPECT_EQ(back.env, message.env);
+  EXPECT_EQ(back.spec.env, message.spec.env);
 
   LaunchMessage empty;
   empty.spec.plugin_name = "p";
   const LaunchMessage empty_back = decode_launch_message(encode_launch_message(empty));
-  EXPECT_TRUE(empty_back.env.empty());
+  EXPECT_TRUE(empty_back.spec.env.empty());
   EXPECT_TRUE(empty_back.spec.args.empty());
   EXPECT_EQ(empty_back.spec.network, Network::none);
 }

@@ -65,6 +65,9 @@ constexpr DeniedSyscall kDenied[] = {
     // Argument filters; see install_seccomp_filter().
     {"clone (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
     {"unshare (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
+    {"clone (CLONE_PARENT)",
+     "the new process would be the launcher's child, outside the sandbox's process tree: a "
+     "zombie of the host's that no one waits for"},
     {"clone3", "its flags sit in memory a filter cannot read; answered ENOSYS so libc uses clone"},
     {"ioctl (TIOCSTI)", "pushes input into a terminal: keystrokes into the host's shell"},
     {"ioctl (TIOCLINUX)", "reads and pastes a virtual console's contents"},
@@ -154,6 +157,8 @@ SeccompContext build_default_filter() {
 
   const scmp_arg_cmp new_user_clone = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
   add(ctx.get(), deny, SCMP_SYS(clone), "clone", 1, &new_user_clone);
+  const scmp_arg_cmp parent_clone = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT);
+  add(ctx.get(), deny, SCMP_SYS(clone), "clone", 1, &parent_clone);
   add(ctx.get(), deny, SCMP_SYS(unshare), "unshare", 1, &new_user_clone);
   add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3");
   // The request is an int; compare its low 32 bits whatever the upper ones hold.

@@ -1,5 +1,6 @@
 #include <sandbox_host/host/broker/host_command.hpp>
 #include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/own_children.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -133,6 +134,7 @@ CommandResult run_host_command(const HostCommand &command, CommandIo &io) {
       error != 0) {
     fail("cannot run " + command.path, error);
   }
+  const OwnChild own(pid);  // this function reaps it
   UniqueFd pidfd = open_pidfd(pid);
   if (!pidfd) fail("pidfd_open for " + command.path);
   out.write.reset();

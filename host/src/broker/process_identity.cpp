@@ -13,6 +13,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+// Linux 6.5's; Debian 12's headers predate it. The kernel answers ENOPROTOOPT where it lacks it.
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
 #include <cerrno>
 #include <charconv>
 #include <memory>
@@ -266,6 +271,23 @@ UniqueFd open_pidfd(pid_t pid) {
 bool running(int pidfd) {
   pollfd exited{pidfd, POLLIN, 0};
   return ::poll(&exited, 1, 0) == 0;
+}
+
+UniqueFd connection_peer_pidfd(int connection, pid_t pid, const std::filesystem::path &proc_dir) {
+  int kernel_pidfd = -1;
+  socklen_t size = sizeof kernel_pidfd;
+  if (::getsockopt(connection, SOL_SOCKET, SO_PEERPIDFD, &kernel_pidfd, &size) == 0 &&
+      kernel_pidfd >= 0) {
+    return UniqueFd(kernel_pidfd);
+  }
+  UniqueFd by_pid = open_pidfd(pid);
+  struct stat ours {};
+  const auto peer_inode = unix_peer_inode(connection);
+  if (by_pid && peer_inode && ::fstat(connection, &ours) == 0 &&
+      holds(proc_dir, pid, ours.st_dev, *peer_inode) && running(by_pid.get())) {
+    return by_pid;
+  }
+  return {};
 }
 
 }  // namespace sandbox_host::broker

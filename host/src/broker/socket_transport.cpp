@@ -11,10 +11,6 @@
 #include <cstring>
 #include <system_error>
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77  // Linux 6.5
-#endif
-
 namespace sandbox_host::broker {
 namespace fs = std::filesystem;
 namespace {
@@ -96,27 +92,6 @@ std::string requester_of(const ucred &peer, const std::string &label, const fs::
   return user + (ns ? " pid namespace " + std::to_string(*ns) : " pid namespace unknown");
 }
 
-// The peer's pidfd: the kernel's own, taken while the connection is new (a pid read later may
-// have been handed on); before Linux 6.5 one by pid, kept only if that process holds the
-// other end of this very connection, so that a pid reused since the connect cannot stand in
-// for the peer.
-UniqueFd peer_pidfd(int connection, pid_t pid, const fs::path &proc_dir) {
-  int kernel_pidfd = -1;
-  socklen_t size = sizeof kernel_pidfd;
-  if (::getsockopt(connection, SOL_SOCKET, SO_PEERPIDFD, &kernel_pidfd, &size) == 0 &&
-      kernel_pidfd >= 0) {
-    return UniqueFd(kernel_pidfd);
-  }
-  UniqueFd by_pid = open_pidfd(pid);
-  struct stat ours {};
-  const auto peer_inode = unix_peer_inode(connection);
-  if (by_pid && peer_inode && ::fstat(connection, &ours) == 0 &&
-      holds(proc_dir, pid, ours.st_dev, *peer_inode) && running(by_pid.get())) {
-    return by_pid;
-  }
-  return {};
-}
-
 }  // namespace
 
 Connection::Connection(UniqueFd connection, std::string label_, const fs::path &proc_dir)
@@ -127,7 +102,7 @@ Connection::Connection(UniqueFd connection, std::string label_, const fs::path &
   if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
     peer = ucred{0, static_cast<uid_t>(-1), static_cast<gid_t>(-1)};
   } else {
-    pidfd = peer_pidfd(fd.get(), peer.pid, proc_dir);
+    pidfd = connection_peer_pidfd(fd.get(), peer.pid, proc_dir);
   }
   requester = requester_of(peer, label, proc_dir);
 }

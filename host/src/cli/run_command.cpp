@@ -107,17 +107,17 @@ void require_proxy_within_domains(const policy::Policy &agent, const EgressConfi
                            "only its domains (make [egress] allow a subset of them)");
 }
 
-// The command's environment under a policy: what the backend set, HOME at the policy's
-// home (the command sees the real one, denied apart from what the policy re-allows), the
-// policy's variables and SANDBOX_RUNTIME, which tells a shell that a sandbox holds it.
-void set_policy_environment(std::vector<std::string> &env, const policy::Policy &agent) {
+// What a policy sets in the command's environment over BaseEnv's and the backend's: HOME
+// at the policy's home (the command sees the real one, denied apart from what the policy
+// re-allows), the policy's variables and SANDBOX_RUNTIME, which tells a shell that a
+// sandbox holds it.
+std::vector<std::string> policy_environment(const policy::Policy &agent) {
   std::map<std::string, std::string> set = agent.environment();
   set["HOME"] = agent.home;
   set[std::string(policy::kEnvRuntime)] = "1";
-  std::erase_if(env, [&](const std::string &entry) {
-    return set.contains(entry.substr(0, entry.find('=')));
-  });
+  std::vector<std::string> env;
   for (const auto &[name, value] : set) env.push_back(name + "=" + value);
+  return env;
 }
 
 // The launch service that --via or SANDBOX_HOST_LAUNCHER names, for a launch it can take.
@@ -199,9 +199,8 @@ int run_plugin(const RunOptions &options) {
     pool.emplace(host, plan.mode, spec.network, PoolOptions{.depth = 1, .replace = false});
   Child child = [&] {
     if (pool) return launch_prepared(*pool, plan.mode, spec, plan.plugin_env);
-    LaunchCommand command = host.command(spec, plan.mode, plan.plugin_env);
-    if (agent) set_policy_environment(command.env, *agent);
-    return spawn(command);
+    return spawn(host.command(spec, plan.mode, plan.plugin_env,
+                              agent ? policy_environment(*agent) : std::vector<std::string>{}));
   }();
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);

@@ -4,12 +4,16 @@
 #include <sandbox_host/host/egress/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
+#include <sandbox_host/host/own_children.hpp>
 
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace sandbox_host::cli {
@@ -62,6 +66,18 @@ int run_serve(const ServeOptions &options) {
     launcher = std::make_unique<LaunchService>(host, *host.config().launcher);
   }
   std::jthread serving([&](std::stop_token stop) { broker.serve(stop); });
+  // Whatever a plugin makes this process's child (clone(CLONE_PARENT) from a Landlock
+  // plugin, whose parent serve is, where a backend's filter lets it) is reaped here.
+  std::jthread reaping([](std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any tick;
+    StrayReaper reaper;
+    std::unique_lock lock(mutex);
+    while (!tick.wait_for(lock, stop, std::chrono::seconds(1),
+                          [&] { return stop.stop_requested(); })) {
+      reaper.reap();
+    }
+  });
   std::jthread launching;
   if (launcher) {
     launching = std::jthread([&](std::stop_token stop) { launcher->serve(stop); });

@@ -1,4 +1,5 @@
 #include <sandbox_host/host/egress/peer_identity.hpp>
+#include <sandbox_host/host/sandbox_mark.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <arpa/inet.h>
@@ -9,9 +10,12 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace sandbox_host::egress {
 namespace {
@@ -214,6 +218,38 @@ std::string same_user_refusal(const Peer &peer, uid_t uid) {
            "; the proxy serves uid " + std::to_string(uid) + " only";
   }
   return {};
+}
+
+namespace {
+
+// How many pid namespaces, from this process's /proc down, process pid is in (its NSpid
+// line, which /proc/<pid>/status shows without ptrace access); 0 when it cannot be read.
+std::size_t pid_namespace_depth(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (!line.starts_with("NSpid:")) continue;
+    std::istringstream pids(line.substr(6));
+    std::size_t depth = 0;
+    for (std::string one; pids >> one;) ++depth;
+    return depth;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string unproxied_sandbox_refusal(int connection, const Peer &peer) {
+  bool marked = false;
+  try {
+    marked = peer_carries_sandbox_mark(connection, peer.pid);
+  } catch (const std::exception &e) {
+    // Another user's, with same_user = false: the kernel tells its limits to root alone.
+    if (peer.uid && *peer.uid != ::geteuid()) return {};
+    return std::string("cannot tell whether the peer is sandboxed: ") + e.what();
+  }
+  if (!marked || pid_namespace_depth(peer.pid) != 1) return {};
+  return "the peer is a sandbox without namespaces of its own (Landlock), which never runs a "
+         "plugin with network proxied; served, a plugin of network none would reach the network";
 }
 
 }  // namespace sandbox_host::egress

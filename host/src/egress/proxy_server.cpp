@@ -316,6 +316,13 @@ void EgressProxy::Impl::accept_from(int listener) {
         continue;
       }
     }
+    if (listener == unix_listener.get()) {
+      const std::string refusal = unproxied_sandbox_refusal(fd.get(), handshake->peer);
+      if (!refusal.empty()) {
+        say(handshake->peer, "the proxy", "refused: " + refusal);
+        continue;
+      }
+    }
     handshake->fd = std::move(fd);
     handshake->deadline = Clock::now() + options.head_timeout;
     // The head is usually there already (TCP_DEFER_ACCEPT): read it before any wait.

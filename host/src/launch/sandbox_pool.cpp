@@ -293,10 +293,10 @@ Child SandboxPool::spawn_cold(const Spec &spec, const Stdio &stdio,
 Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
                           const std::vector<std::string> &plugin_env) {
   // A launch that will run cold is checked once, by command(), not here as well.
-  const auto env = spec.network == network_ && has_or_prepares_sandboxes()
-                       ? host_.prepared_launch_env(spec, mode_, plugin_env)
-                       : std::nullopt;
-  if (env) {
+  const auto launched = spec.network == network_ && has_or_prepares_sandboxes()
+                            ? host_.prepared_launch_spec(spec, mode_, plugin_env)
+                            : std::nullopt;
+  if (launched) {
     std::lock_guard consumer(consumer_);
     const auto asked = Clock::now();
     const auto deadline = asked + options_.ready_timeout;
@@ -317,7 +317,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       }
       try {
         host_.bound_cgroup(sandbox->child.cgroup(), spec);
-        send_launch(sandbox->channel.get(), {host_.bounded(spec), *env}, stdio);
+        send_launch(sandbox->channel.get(), {*launched}, stdio);
       } catch (const std::length_error &) {
         {
           std::lock_guard lock(mutex_);

@@ -34,6 +34,33 @@ std::string resolved(const std::string &path, const char *what) {
   return canonical;
 }
 
+// A directory the plugin writes, as the caller names it: absolute, and refused when any of
+// its components is a symlink, which a plugin of an earlier launch could have put there
+// (TmpDir = SocketDir/tmp, kept across launches, made a symlink to another directory).
+std::string unlinked_directory(const std::string &path, const char *what) {
+  std::string absolute = path;
+  if (path.empty() || path.front() != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) {
+      throw std::runtime_error(std::string(what) + " " + path +
+                               ": getcwd: " + std::strerror(errno));
+    }
+    absolute = std::string(cwd) + "/" + path;
+  }
+  for (std::size_t end = absolute.find('/', 1);; end = absolute.find('/', end + 1)) {
+    const std::string prefix = absolute.substr(0, end);
+    struct stat status {};
+    if (::lstat(prefix.c_str(), &status) == 0 && S_ISLNK(status.st_mode)) {
+      throw std::runtime_error(std::string(what) + " " + path + ": " + prefix +
+                               " is a symbolic link; a directory a plugin writes is never "
+                               "reached through one, since a plugin of an earlier launch could "
+                               "have made it (name the directory itself)");
+    }
+    if (end == std::string::npos) break;
+  }
+  return resolved(absolute, what);
+}
+
 bool executable_file(const std::string &path) {
   struct stat status {};
   return ::access(path.c_str(), X_OK) == 0 && ::stat(path.c_str(), &status) == 0 &&
@@ -119,8 +146,8 @@ LaunchRequest make_launch_request(const LaunchOptions &options) {
     spec.network = *network;
     request.network_given = true;
   }
-  if (options.socket_dir) spec.socket_dir = resolved(*options.socket_dir, "--socket-dir");
-  if (options.tmp_dir) spec.tmp_dir = resolved(*options.tmp_dir, "--tmp-dir");
+  if (options.socket_dir) spec.socket_dir = unlinked_directory(*options.socket_dir, "--socket-dir");
+  if (options.tmp_dir) spec.tmp_dir = unlinked_directory(*options.tmp_dir, "--tmp-dir");
   for (const auto &path : options.read) spec.read_paths.push_back(resolved(path, "--read"));
   try {
     for (const auto &entry : options.env) check_env_entry(entry, "--env");

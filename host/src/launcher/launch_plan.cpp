@@ -1,5 +1,7 @@
+#include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/launcher/launch_plan.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -21,6 +23,64 @@ PrivateDir::PrivateDir() {
 PrivateDir::~PrivateDir() {
   std::error_code ignored;
   fs::remove_all(path_, ignored);
+}
+
+namespace {
+
+std::string plugin_name_of(const Spec &spec) {
+  return spec.plugin_name.empty() ? fs::path(spec.binary_path).filename().string()
+                                  : spec.plugin_name;
+}
+
+// Lower is more closed.
+int openness(Network network) {
+  switch (network) {
+    case Network::none:
+      return 0;
+    case Network::proxied:
+      return 1;
+    case Network::outbound:
+      return 2;
+  }
+  return 2;
+}
+
+}  // namespace
+
+void require_configured_confinement(Host &host, const LaunchRequest &request) {
+  const std::string plugin = plugin_name_of(request.spec);
+  const Config &config = host.config();
+  const std::string where = config.source.empty() ? "the built-in defaults" : config.source;
+  if (request.network_given) {
+    const std::optional<Network> configured = config.plugin(plugin).network;
+    if (configured && openness(request.spec.network) > openness(*configured)) {
+      throw std::runtime_error("network " + std::string(to_string(request.spec.network)) +
+                               " was asked for plugin \"" + plugin + "\", but " + where +
+                               " gives it network " + std::string(to_string(*configured)) +
+                               "; the launch service never opens a plugin wider than its config");
+    }
+  }
+  if (!request.backend) return;
+  const std::string &named = *request.backend;
+  const std::string configured = host.mode_for(plugin);
+  if (named == configured || configured == kModeOff) return;
+  if (named == kModeOff) {
+    throw std::runtime_error("backend off was asked for plugin \"" + plugin + "\", but " + where +
+                             " gives it " + configured +
+                             "; off is honoured only where the operator wrote sandbox = \"off\" "
+                             "in [plugins." +
+                             plugin + "]");
+  }
+  const auto &priority = config.backend_priority;
+  const auto rank = [&](const std::string &mode) {
+    return std::find(priority.begin(), priority.end(), mode) - priority.begin();
+  };
+  if (rank(named) > rank(configured)) {
+    throw std::runtime_error("backend " + named + " was asked for plugin \"" + plugin + "\", but " +
+                             where + " gives it " + configured +
+                             ", which backends.priority ranks before it; the launch service "
+                             "never confines a plugin less than its config");
+  }
 }
 
 LaunchPlan plan_launch(Host &host, LaunchRequest request) {

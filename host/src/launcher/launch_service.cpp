@@ -2,6 +2,7 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/launcher/launch_client.hpp>
 #include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launcher/launch_peer.hpp>
 #include <sandbox_host/host/launcher/launch_plan.hpp>
 #include <sandbox_host/host/launcher/launch_request.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
@@ -28,6 +29,10 @@ using Clock = std::chrono::steady_clock;
 
 // Threads that wait in accept at most, between launches; serve() keeps one at least.
 constexpr std::size_t kSpareAcceptors = 2;
+
+// Connections of one client process that have not sent their request yet: a client sends
+// its request as soon as it connects, so more are idle ones that would hold launch slots.
+constexpr std::size_t kMaxPendingPerPeer = 4;
 
 [[noreturn]] void throw_errno(const std::string &what) {
   throw std::system_error(errno, std::generic_category(), what);
@@ -288,19 +293,41 @@ void LaunchService::refuse(int connection, const std::string &plugin, const std:
 }
 
 void LaunchService::handle(int connection) {
-  ucred peer{};
-  socklen_t length = sizeof peer;
-  if (::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
-    refuse(connection, "", "launcher-peer",
-           std::string("read the client's credentials: ") + std::strerror(errno));
+  std::optional<LaunchPeer> peer;
+  try {
+    peer.emplace(identify_peer(connection));
+    require_unsandboxed(connection, *peer, ::geteuid());
+  } catch (const PeerRefusal &e) {
+    refuse(connection, "", e.rule(), e.what());
     return;
   }
-  if (peer.uid != ::geteuid()) {
-    refuse(connection, "", "launcher-peer",
-           "a launch from uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) +
-               "); this launch service serves uid " + std::to_string(::geteuid()) + " only");
+  // Until its request has come, a connection is one of its peer's pending ones.
+  struct Pending {
+    LaunchService *service;
+    pid_t pid;
+    ~Pending() { leave(); }
+    void leave() {
+      if (service == nullptr) return;
+      std::lock_guard lock(service->connections_mutex_);
+      if (--service->pending_by_peer_[pid] == 0) service->pending_by_peer_.erase(pid);
+      service = nullptr;
+    }
+  };
+  bool admitted = false;
+  {
+    std::lock_guard lock(connections_mutex_);
+    std::size_t &count = pending_by_peer_[peer->pid];
+    admitted = count < kMaxPendingPerPeer;
+    if (admitted) ++count;
+  }
+  if (!admitted) {
+    refuse(connection, "", "launcher-busy-peer",
+           "a launch from " + peer->describe() + ", which has " +
+               std::to_string(kMaxPendingPerPeer) +
+               " connections already that have not sent their request");
     return;
   }
+  Pending pending{this, peer->pid};
 
   std::optional<Frame> frame;
   try {
@@ -310,6 +337,7 @@ void LaunchService::handle(int connection) {
     refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
     return;
   }
+  pending.leave();
   if (!frame) return;  // a client that only looked whether the service answers
   if (frame->fds.size() != 3) {
     refuse(connection, "", "launcher-request",
@@ -331,6 +359,7 @@ void LaunchService::handle(int connection) {
   LaunchPlan plan;
   std::optional<Child> child;
   try {
+    require_configured_confinement(host_, request);
     plan = plan_launch(host_, std::move(request));
     const Stdio stdio{frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
     child.emplace(pool_for(plan.mode, plan.spec.network).launch(plan.spec, stdio, plan.plugin_env));
@@ -340,6 +369,11 @@ void LaunchService::handle(int connection) {
   }
   frame->fds.clear();  // the plugin holds them now
   ++launched_;
+  host_.audit().record({"launcher", plugin, "launcher-launch",
+                        "launch " + plan.spec.binary_path + " under " + plan.mode + ", network " +
+                            std::string(to_string(plan.spec.network)) + ", for " +
+                            peer->describe() + ": pid " + std::to_string(child->pid()),
+                        "", false});
 
   try {
     send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, ""}));

@@ -38,6 +38,13 @@ constexpr unsigned kChangedCostFactor = 4;
 constexpr auto kRecount = std::chrono::milliseconds(250);
 constexpr unsigned kIdleCostFactor = 20;
 
+// inotify watches are charged to the launching user's max_user_watches (8,192 on older
+// kernels, about 1% of RAM's worth on newer), which every program of that user shares: a
+// plugin with 50,000 directories must not cost them. Beyond these bounds a launch's
+// directories go unwatched, and the counts on the timer above hold them to their bounds.
+constexpr std::size_t kMaxWatchesPerLaunch = 256;
+constexpr std::size_t kMaxWatchesPerHost = 4096;
+
 constexpr std::uint32_t kEvents = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
                                   IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
                                   IN_ONLYDIR;
@@ -295,6 +302,10 @@ class Warden {
 
   void watch(Watched &w, int dir_fd) {
     if (!inotify_) return;
+    if (w.watch_descriptors.size() >= kMaxWatchesPerLaunch ||
+        by_descriptor_.size() >= kMaxWatchesPerHost) {
+      return;
+    }
     const std::string path = "/proc/self/fd/" + std::to_string(dir_fd);
     const int wd = ::inotify_add_watch(inotify_.get(), path.c_str(), kEvents);
     if (wd < 0) return;  // no watches left, or no /proc: the counts each second still hold

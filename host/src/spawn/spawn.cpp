@@ -1,5 +1,7 @@
 #include <sandbox_host/host/spawn.hpp>
 
+#include <sandbox_host/host/own_children.hpp>
+
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 
@@ -85,6 +87,8 @@ struct Child::State {
   // Destroyed after the process below is reaped: it ends what the plugin left, then goes.
   std::shared_ptr<PluginCgroup> cgroup;
   boost::asio::io_context context;
+  // Destroyed after the process below is reaped: until then no StrayReaper takes it.
+  std::optional<OwnChild> own;
   std::optional<bp::process> process;
   std::optional<ExitStatus> exit;
   UniqueFd status_channel;
@@ -158,6 +162,7 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
   } catch (const boost::system::system_error &e) {
     throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }
+  state->own.emplace(state->process->id());
   if (state->cgroup) state->cgroup->held_by_child();
   Child child(std::move(state));
   if (command.watch) child.watch(*command.watch);

@@ -148,6 +148,17 @@ Spec get_spec(const json::object &object) {
   return spec;
 }
 
+// A Spec that stage 1 or a prepared sandbox receives: its env entries are each NAME=VALUE.
+Spec get_spec_with_env(const json::object &object) {
+  Spec spec = get_spec(object);
+  for (const auto &entry : spec.env) {
+    if (entry.find('=') == std::string::npos || entry.front() == '=') {
+      throw std::invalid_argument("spec: env entry \"" + entry + "\" is not NAME=VALUE");
+    }
+  }
+  return spec;
+}
+
 json::object parse_object(std::string_view text) {
   boost::system::error_code error;
   json::value parsed = json::parse(text, error);
@@ -168,7 +179,7 @@ std::string encode_stage1_payload(const Stage1Payload &payload) {
 
 Stage1Payload decode_stage1_payload(std::string_view text) {
   const json::object object = parse_object(text);
-  return {field(object, "backend"), field(object, "module"), get_spec(object)};
+  return {field(object, "backend"), field(object, "module"), get_spec_with_env(object)};
 }
 
 std::string encode_prepared_payload(const PreparedPayload &payload) {
@@ -195,19 +206,12 @@ PreparedPayload decode_prepared_payload(std::string_view text) {
 std::string encode_launch_message(const LaunchMessage &message) {
   json::object object;
   put_spec(object, message.spec);
-  object["env"] = to_array(message.env);
   return json::serialize(object);
 }
 
 LaunchMessage decode_launch_message(std::string_view text) {
   const json::object object = parse_object(text);
-  LaunchMessage message{get_spec(object), list(object, "env")};
-  for (const auto &entry : message.env) {
-    if (entry.find('=') == std::string::npos || entry.front() == '=') {
-      throw std::invalid_argument("spec: env entry \"" + entry + "\" is not NAME=VALUE");
-    }
-  }
-  return message;
+  return {get_spec_with_env(object)};
 }
 
 std::string encode_launch_request(const LaunchRequest &request) {

@@ -2,6 +2,7 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
+#include <sandbox_host/host/sandbox_mark.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
 #include <sandbox_host/spec_abi.hpp>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sandbox_host {
 namespace {
@@ -41,22 +43,38 @@ void check_backend(const std::string &written_for, const std::string &backend) {
   }
 }
 
+// A backend built before the Spec carried the environment execs the plugin with environ: it
+// gets the plugin's now, after this process's loader and libc started with sandbox-host's.
+// One built since execs with Spec::env, and this process keeps sandbox-host's to the end.
+void give_older_backend_the_environment(const BackendModule &module,
+                                        std::vector<std::string> &env) {
+  if (module.module().abi().minor >= spec_since::env) return;
+  ::clearenv();
+  for (std::string &entry : env) {
+    if (::putenv(entry.data()) != 0) exit_stage1_failure("env: putenv failed");
+  }
+}
+
 [[noreturn]] void run_child(const std::string &backend, const std::string &spec_json) {
-  Stage1Payload payload;
+  // Static: putenv keeps pointers into its entries for the rest of the process.
+  static Stage1Payload payload;
   try {
     payload = decode_stage1_payload(spec_json);
   } catch (const std::exception &e) {
     exit_stage1_failure(e.what());
   }
   check_backend(payload.backend, backend);
-  exit_stage1_failure(load_backend(backend, payload.module_file).stage1(payload.spec));
+  const BackendModule module = load_backend(backend, payload.module_file);
+  give_older_backend_the_environment(module, payload.spec.env);
+  exit_stage1_failure(module.stage1(payload.spec));
 }
 
 // The launch a prepared sandbox receives; it lives as long as the process.
 struct ReceivedLaunch {
   int channel = -1;
   bool launched = false;
-  Network network = Network::none;  // the one the sandbox was prepared for
+  const BackendModule *module = nullptr;  // the backend that takes the launch
+  Network network = Network::none;        // the one the sandbox was prepared for
   std::optional<LaunchMessage> message;
   std::optional<SpecAbiView> view;
 
@@ -73,10 +91,7 @@ struct ReceivedLaunch {
                                  ", but this sandbox was prepared for " +
                                  std::string(to_string(self.network)));
       }
-      ::clearenv();
-      for (std::string &entry : self.message->env) {
-        if (::putenv(entry.data()) != 0) throw std::runtime_error("putenv failed");
-      }
+      give_older_backend_the_environment(*self.module, self.message->spec.env);
       self.view.emplace(self.message->spec);
       return self.view->get();
     } catch (const std::exception &e) {
@@ -110,8 +125,9 @@ struct ReceivedLaunch {
     exit_stage1_failure("prepare: control descriptor " + std::to_string(payload.control_fd) +
                         " is not open");
   }
-  const BackendModule module = load_backend(backend, payload.module_file);
+  static const BackendModule module = load_backend(backend, payload.module_file);
   static ReceivedLaunch launch;
+  launch.module = &module;
   launch.channel = payload.control_fd;
   launch.network = payload.network;
   static const sh_launch_source source{sizeof(sh_launch_source), &launch, &ReceivedLaunch::await,
@@ -134,6 +150,13 @@ void stage1() {
   if (::getenv(std::string(kEnvStage1).c_str()) == nullptr) {
     wired = true;
     return;
+  }
+  // First: whatever fails after it, this process and every one it makes is a sandbox's for
+  // the host's services (sandbox_mark.hpp).
+  try {
+    mark_this_process_sandboxed();
+  } catch (const std::exception &e) {
+    exit_stage1_failure(std::string("mark: ") + e.what());
   }
   const std::string backend = *take_env(kEnvStage1);
   const std::optional<std::string> spec = take_env(kEnvSpec);

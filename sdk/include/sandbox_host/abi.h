@@ -23,7 +23,7 @@
 #include "spec_fields.h"
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 9
+#define SANDBOX_HOST_ABI_MINOR 10
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -151,9 +151,10 @@ typedef struct sh_launch_source {
   uint32_t struct_size;
   void *ctx;
   /* Tells the host this sandbox is ready, then blocks until the host hands it a launch:
-   * makes the launch's stdin, stdout and stderr this process's 0, 1 and 2, sets the
-   * plugin's environment as this process's, and returns the launch's Spec, valid for the
-   * rest of the process. Returns NULL, with the reason in error, when no launch will come,
+   * makes the launch's stdin, stdout and stderr this process's 0, 1 and 2 and returns the
+   * launch's Spec, valid for the rest of the process. Since 1.10 the plugin's environment is
+   * the Spec's env and this process keeps its own; before, it became this process's.
+   * Returns NULL, with the reason in error, when no launch will come,
    * the one that came is malformed, or its network is not the one prepared for. Call it
    * once, in the process that execs the plugin. */
   const sh_spec *(*await_launch)(void *ctx, sh_writer *error)SH_NOEXCEPT;

@@ -66,7 +66,8 @@ class LaunchSource {
  public:
   explicit LaunchSource(const sh_launch_source &raw) noexcept : raw_(raw) {}
   // Reports the sandbox ready and blocks until the host hands it a launch; then the
-  // launch's stdio are this process's 0-2 and its environment is the plugin's. Throws
+  // launch's stdio are this process's 0-2. The plugin's environment is the Spec's env, for
+  // the plugin's execve alone; this process keeps sandbox-host's. Throws
   // "launch: <reason>" when none will come, it is malformed or for another network.
   Spec await_launch() {
     StringSink error;

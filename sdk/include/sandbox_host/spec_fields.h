@@ -40,7 +40,15 @@
   X(VIEW, view, 4)                                                                             \
   /* What the launch may consume; the host sets it from its config ([limits]) for every        \
    * launch, and audits one on a backend built against an older minor as unbounded. */         \
-  X(LIMITS, limits, 6)
+  X(LIMITS, limits, 6)                                                                         \
+  /* The plugin's whole environment, "NAME=VALUE": BaseEnv, the backend's variables and those  \
+   * its caller named, composed by the host (a Spec given to the host must leave it empty).    \
+   * A backend passes it to the plugin's own execve and to nothing else: stage 1 and the       \
+   * sandbox's init run with the environment sandbox-host chose, so that neither the dynamic   \
+   * loader nor libc of a host process reads a variable a caller or a plugin named. A backend  \
+   * built against an older minor, which execs with environ, gets it as its environment just   \
+   * before its stage1 is called. */                                                           \
+  X(STRINGS, env, 10)
 
 /* X(name, default): one bound of Limits, in the order of sh_limits. UINT64_MAX leaves the
  * bound off; a backend enforces the others before the exec, as far as it can

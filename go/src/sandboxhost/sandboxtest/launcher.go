@@ -40,7 +40,9 @@ func AsUser(uid, gid int) LauncherOption {
 // [launcher] socket and [broker] state_dir are in a private directory,
 // waits until it listens (10 s at most), sets EnvLauncher to its socket for
 // the rest of the test and returns the socket. The service is stopped when
-// the test ends, and the test fails if it stopped by itself before.
+// the test ends, and the test fails if it stopped by itself before. It
+// inherits the test's environment: a backend forced with ForceBackend before
+// is the service's too, which launches under no weaker backend than its own.
 func StartLauncher(t *testing.T, options ...LauncherOption) string {
 	t.Helper()
 	var settings launcherSettings

@@ -62,9 +62,14 @@ class Host {
   // whatever spec.limits says: they are the operator's; where the host has cgroups and the
   // backend re-executes stage 1, in a cgroup of its own (LaunchCommand::cgroup). Throws when
   // stage1() was never wired, for a bad Spec, for a plugin_env entry that names a variable BaseEnv
-  // or the backend sets, or when mode names no loaded backend.
+  // or the backend sets, or when mode names no loaded backend. overrides (NAME=VALUE, an
+  // agent policy's) replace what BaseEnv and the backend set. Where the backend re-executes
+  // stage 1, the plugin's environment travels in the Spec (Spec::env) and the command's
+  // own holds sandbox-host's control variables alone: no variable a caller named reaches
+  // the loader or libc of stage 1 or the sandbox's init.
   LaunchCommand command(const Spec &spec, const std::string &mode,
-                        const std::vector<std::string> &plugin_env = {}) const;
+                        const std::vector<std::string> &plugin_env = {},
+                        const std::vector<std::string> &overrides = {}) const;
 
   // For a process whose own executable has no stage1() hook (sandbox-host-broker, which
   // runs the launch service): stage 1 re-executes program, which has one, instead.
@@ -75,12 +80,11 @@ class Host {
   // The command that starts a sandbox prepared for network under mode; its launch comes
   // later over control_fd (launch_channel.hpp), which the command must inherit.
   LaunchCommand prepare_command(const std::string &mode, Network network, int control_fd) const;
-  // Checks spec as command() does and returns the plugin's environment for a prepared
-  // sandbox of mode, or nullopt when this launch cannot use one (the backend does not
-  // re-exec or does not prepare).
-  std::optional<std::vector<std::string>> prepared_launch_env(
-      const Spec &spec, const std::string &mode,
-      const std::vector<std::string> &plugin_env = {}) const;
+  // Checks spec as command() does and returns the Spec a prepared sandbox of mode receives
+  // (bounded, with the plugin's environment in Spec::env), or nullopt when this launch
+  // cannot use one (the backend does not re-exec or does not prepare).
+  std::optional<Spec> prepared_launch_spec(const Spec &spec, const std::string &mode,
+                                           const std::vector<std::string> &plugin_env = {}) const;
   // spec with the config's limits for its plugin, as command() launches it.
   Spec bounded(const Spec &spec) const;
   // Where launches' cgroups go on this host ([limits] cgroup), found on first use.
@@ -98,7 +102,8 @@ class Host {
   };
   // The Spec checked by the core and the backend, and the plugin's environment.
   CheckedLaunch checked_launch(const Spec &spec, const std::string &mode,
-                               const std::vector<std::string> &plugin_env) const;
+                               const std::vector<std::string> &plugin_env,
+                               const std::vector<std::string> &overrides = {}) const;
   void require_stage1(const char *what) const;
 
   BackendModule backend(const std::string &name) const;

@@ -33,8 +33,7 @@ PreparedPayload decode_prepared_payload(std::string_view json);
 
 // A launch handed to a prepared sandbox: the Spec and the plugin's whole environment.
 struct LaunchMessage {
-  Spec spec;
-  std::vector<std::string> env;  // NAME=VALUE
+  Spec spec;  // with the plugin's environment in Spec::env
 };
 
 std::string encode_launch_message(const LaunchMessage &message);

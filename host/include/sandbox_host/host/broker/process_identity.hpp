@@ -54,6 +54,13 @@ std::optional<ino_t> unix_peer_inode(int fd);
 
 // A pidfd for pid (pidfd_open), or an invalid fd when the process is gone.
 UniqueFd open_pidfd(pid_t pid);
+
+// The pidfd of the process at the other end of the connected unix socket connection, whose
+// SO_PEERCRED pid is pid: the kernel's own (SO_PEERPIDFD, Linux 6.5), which names the
+// process that connected whatever happened since; before 6.5 one by pid, kept only if that
+// process holds the other end of this very connection, so that a pid reused since the
+// connect cannot stand in for the peer. Invalid when neither names it.
+UniqueFd connection_peer_pidfd(int connection, pid_t pid, const std::filesystem::path &proc_dir);
 // Whether the process of pidfd still runs (it has not exited).
 bool running(int pidfd);
 

@@ -52,4 +52,13 @@ class PeerIdentifier {
 // A peer whose uid cannot be known is refused: the rule is "this user", not "not another".
 std::string same_user_refusal(const Peer &peer, uid_t uid);
 
+// Why a peer on the proxy's unix socket is refused as a sandbox that no proxied launch
+// makes, or an empty string when it may be served: one that carries the sandbox mark
+// (sandbox_mark.hpp) and shares this process's pid namespace, as a Landlock plugin does.
+// Landlock runs no plugin with network proxied, and its plugin reaches the socket by path
+// whatever its network: served, a plugin of network none would get the network, and the
+// proxy's credentials, that its Spec withholds. A namespaces sandbox's relay (its init, in
+// a pid namespace below this one) is served, and a process without the mark is.
+std::string unproxied_sandbox_refusal(int connection, const Peer &peer);
+
 }  // namespace sandbox_host::egress

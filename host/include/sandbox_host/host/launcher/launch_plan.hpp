@@ -38,4 +38,11 @@ struct LaunchPlan {
 // Throws, naming what was wrong, for a request the config or the host refuses.
 LaunchPlan plan_launch(Host &host, LaunchRequest request);
 
+// What the launch service asks of a request before it plans it: no weaker confinement than
+// its config gives the plugin. A named backend must stand no later in backends.priority
+// than the one the config gives (off only where the operator wrote sandbox = "off" for the
+// plugin), and a named network must be as closed as the plugin's network in the config,
+// where the config names one (none, then proxied, then outbound). Throws naming both.
+void require_configured_confinement(Host &host, const LaunchRequest &request);
+
 }  // namespace sandbox_host

@@ -1,0 +1,39 @@
+// The mark every process of a sandbox carries, which a host service reads to tell a
+// sandboxed peer from its own callers without the peer's help: RLIMIT_RTTIME's hard limit
+// at 0.
+//
+// Why it holds:
+// - stage1() sets it first, before anything of the sandbox exists, for every backend that
+//   re-executes stage 1; every process the plugin makes inherits it across fork, clone and
+//   execve.
+// - No sandboxed process can lift it: raising a hard limit takes CAP_SYS_RESOURCE in the
+//   initial user namespace (setrlimit(2), prlimit(2)), which no sandbox holds (the
+//   namespaces backend's capabilities are its own user namespace's; Landlock's launch drops
+//   every capability and the bounding set).
+// - The kernel tells it for any process of the same uid (prlimit(2) with no new limit),
+//   whatever that process's /proc, dumpable flag or seccomp filter.
+// - It takes nothing from a plugin: RLIMIT_RTTIME bounds only realtime-scheduled threads,
+//   which a sandbox cannot make (no CAP_SYS_NICE; RLIMIT_RTPRIO is 0 unless its operator
+//   raised it, and then such a thread is killed at once). A gateway that lowered its own
+//   RLIMIT_RTTIME hard limit to 0 is taken for a sandbox and refused.
+#pragma once
+
+#include <sys/types.h>
+
+namespace sandbox_host {
+
+// Puts the mark on this process; throws std::system_error when the kernel refuses.
+void mark_this_process_sandboxed();
+
+// Whether the process pid carries the mark. Throws std::system_error when the kernel will
+// not say (ESRCH: it is gone; EPERM: another uid's, without CAP_SYS_RESOURCE).
+bool carries_sandbox_mark(pid_t pid);
+
+// Whether the process at the other end of the connected unix socket `connection`, whose
+// SO_PEERCRED pid is pid, carries the mark: read by pid while that process was pinned as
+// the peer (broker::connection_peer_pidfd), so that a pid reused since the connect cannot
+// answer for it. Throws std::runtime_error naming why when the kernel cannot say (the peer
+// is gone, or no longer holds its end).
+bool peer_carries_sandbox_mark(int connection, pid_t pid);
+
+}  // namespace sandbox_host

@@ -1,0 +1,43 @@
+#include <sandbox_host/host/sandbox_mark.hpp>
+
+#include <sandbox_host/host/broker/process_identity.hpp>
+
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace sandbox_host {
+
+void mark_this_process_sandboxed() {
+  const rlimit zero{0, 0};
+  if (::setrlimit(RLIMIT_RTTIME, &zero) != 0) {
+    throw std::system_error(errno, std::generic_category(), "setrlimit RLIMIT_RTTIME 0");
+  }
+}
+
+bool carries_sandbox_mark(pid_t pid) {
+  rlimit limit{};
+  if (::prlimit(pid, RLIMIT_RTTIME, nullptr, &limit) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "prlimit RLIMIT_RTTIME of pid " + std::to_string(pid));
+  }
+  return limit.rlim_max == 0;
+}
+
+bool peer_carries_sandbox_mark(int connection, pid_t pid) {
+  if (pid <= 0) {
+    throw std::runtime_error("the peer is in a pid namespace this process cannot see");
+  }
+  const UniqueFd pinned = broker::connection_peer_pidfd(connection, pid, "/proc");
+  if (!pinned) throw std::runtime_error("the peer is gone, or no longer holds its connection");
+  const bool marked = carries_sandbox_mark(pid);
+  // Read by number; the pidfd says that number still named the peer while it was read (an
+  // exited peer, a zombie too, is refused: its number is another's once it is reaped).
+  if (!broker::running(pinned.get())) throw std::runtime_error("the peer exited meanwhile");
+  return marked;
+}
+
+}  // namespace sandbox_host

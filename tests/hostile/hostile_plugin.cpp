@@ -1,0 +1,165 @@
+// A plugin written by an attacker, for tests/hostile: each mode is one attack on the host
+// side of the sandbox, run inside a real sandbox as the launching user. It prints what it
+// got on stdout, one line, so that the test can tell an attack that failed from one that
+// never ran.
+//
+//   hostile_plugin launch SOCKET BACKEND NETWORK -- COMMAND...
+//       ask the launch service at SOCKET to run COMMAND (BACKEND "-": the service's choice);
+//       prints "launch: <status>" (125: the service refused, the reason on stderr)
+//   hostile_plugin clone-parent COUNT
+//       makes COUNT children with clone(CLONE_PARENT), each exiting at once, so that they
+//       become children of whoever launched this plugin; prints "clone-parent: <made>"
+//   hostile_plugin hold SOCKET COUNT SECONDS
+//       holds COUNT idle connections to SOCKET for SECONDS; prints "hold: <connected>"
+//   hostile_plugin swap DIR TARGET
+//       replaces DIR, a directory it was granted, with a symlink to TARGET, for the next
+//       launch that is given DIR; prints "swap: done" or the error
+//   hostile_plugin read FILE
+//       prints "read: <contents>" or "read: <error>"
+//   hostile_plugin egress SOCKET HOST
+//       asks the egress proxy at the unix socket SOCKET for http://HOST/headers; prints
+//       "egress: <the answer's first line>" or "egress: closed unanswered"
+#include <sandbox_host/host/launcher/launch_client.hpp>
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int launch(int argc, char **argv) {
+  if (argc < 7 || std::string(argv[5]) != "--") {
+    std::fprintf(stderr, "usage: launch SOCKET BACKEND NETWORK -- COMMAND...\n");
+    return 2;
+  }
+  sandbox_host::LaunchOptions options;
+  if (std::string(argv[3]) != "-") options.backend = argv[3];
+  options.network = argv[4];
+  for (int i = 6; i < argc; ++i) options.command.emplace_back(argv[i]);
+  int status = 0;
+  try {
+    status = sandbox_host::launch_via("hostile_plugin", argv[2],
+                                      sandbox_host::make_launch_request(options));
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "hostile_plugin: %s\n", e.what());
+    status = 125;
+  }
+  std::printf("launch: %d\n", status);
+  return 0;
+}
+
+int clone_parent(int count) {
+  int made = 0;
+  for (int i = 0; i < count; ++i) {
+    const long pid = ::syscall(SYS_clone, CLONE_PARENT, nullptr, nullptr, nullptr, 0);
+    if (pid == 0) ::_exit(0);
+    if (pid > 0) ++made;
+  }
+  std::printf("clone-parent: %d\n", made);
+  std::fflush(stdout);
+  // Time for every child to have exited before this plugin does.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  return 0;
+}
+
+int hold(const char *path, int count, int seconds) {
+  std::vector<int> held;
+  for (int i = 0; i < count; ++i) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
+      ::close(fd);
+      continue;
+    }
+    held.push_back(fd);
+  }
+  std::printf("hold: %zu\n", held.size());
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  return 0;
+}
+
+int swap(const std::string &dir, const std::string &target) {
+  const std::string aside = dir + ".old";
+  if (::rename(dir.c_str(), aside.c_str()) != 0 || ::symlink(target.c_str(), dir.c_str()) != 0) {
+    std::printf("swap: %s\n", std::strerror(errno));
+  } else {
+    std::printf("swap: done\n");
+  }
+  return 0;
+}
+
+int read_file(const char *path) {
+  FILE *file = std::fopen(path, "r");
+  if (file == nullptr) {
+    std::printf("read: %s\n", std::strerror(errno));
+    return 0;
+  }
+  char buffer[256] = {};
+  const std::size_t size = std::fread(buffer, 1, sizeof buffer - 1, file);
+  std::fclose(file);
+  std::printf("read: %.*s\n", static_cast<int>(size), buffer);
+  return 0;
+}
+
+int egress(const char *path, const std::string &host) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path, sizeof address.sun_path - 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
+    std::printf("egress: connect: %s\n", std::strerror(errno));
+    return 0;
+  }
+  const std::string request =
+      "GET http://" + host + "/headers HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+  // A proxy that refuses closes at once: the request then meets a closed socket.
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(request.size()) &&
+      errno != EPIPE && errno != ECONNRESET) {
+    std::printf("egress: send: %s\n", std::strerror(errno));
+    return 0;
+  }
+  std::string answer;
+  char buffer[4096];
+  for (ssize_t n;
+       answer.find('\n') == std::string::npos && (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (answer.empty()) {
+    std::printf("egress: closed unanswered\n");
+  } else {
+    std::printf("egress: %s\n", answer.substr(0, answer.find_first_of("\r\n")).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "launch") return launch(argc, argv);
+  if (mode == "clone-parent" && argc == 3) return clone_parent(std::stoi(argv[2]));
+  if (mode == "hold" && argc == 5) return hold(argv[2], std::stoi(argv[3]), std::stoi(argv[4]));
+  if (mode == "swap" && argc == 4) return swap(argv[2], argv[3]);
+  if (mode == "read" && argc == 3) return read_file(argv[2]);
+  if (mode == "egress" && argc == 4) return egress(argv[2], argv[3]);
+  std::fprintf(stderr, "hostile_plugin: unknown mode; see the comment at the top\n");
+  return 2;
+}
