@@ -182,7 +182,7 @@ TEST(HooklessRules, EditOutsideTheWritePathsIsAlwaysNamedUnheld) {
 TEST(HooklessRules, BashInASessionStartedOutsideTheWritePathsIsAlwaysNamedUnheld) {
   EXPECT_TRUE(names(hookless_rules(base()).unheld,
                     "Bash in a session started in a directory outside the write entries, "
-                    "other than home /home/u itself"));
+                    "other than home /home/u itself and the paths the rules above deny"));
 }
 
 }  // namespace

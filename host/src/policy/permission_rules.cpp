@@ -148,16 +148,17 @@ HooklessRules hookless_rules(const Policy &policy, const WalkBounds &bounds) {
       "Edit anywhere outside the write and tool_write entries: no rule can say \"everywhere "
       "but these\"; the file's own permissions decide");
   // Claude Code's sandbox adds the working directory to its write list whatever the
-  // settings say, and its denyWrite binds only inside that list; home in denyWrite leaves a
-  // session in the home itself without Bash, but no key reaches a directory below or
-  // outside it.
+  // settings say, and its denyWrite binds only inside that list; home in denyWrite, and an
+  // Edit rule (which Claude Code adds to denyWrite), leave a session started there without
+  // Bash, its bwrap unable to set itself up in a read-only directory, but nothing reaches a
+  // directory made in the home later or one outside it.
   out.unheld.push_back(
       "Bash in a session started in a directory outside the write entries, "
       "other than home " +
       policy.home +
-      " itself: Claude Code's sandbox makes the session's working directory "
-      "writable (and readable) to every command, and only the hook refuses "
-      "that session's Bash");
+      " itself and the paths the rules above deny: Claude Code's sandbox "
+      "makes the session's working directory writable (and readable) to "
+      "every command, and only the hook refuses that session's Bash");
   out.deny = first_of_each(out.deny);
   return out;
 }
