@@ -187,6 +187,17 @@ TEST_F(SettingsTest, DropInHoldsThePolicyFieldByField) {
   EXPECT_NE(
       std::find(deny.begin(), deny.end(), "Edit(" + abs("home/u/.claude/settings.json") + ")"),
       deny.end());
+  // The home's entries outside the policy, ~/.ssh though no deny entry names it, and the
+  // credential paths that do not exist yet; nothing the policy re-allows.
+  for (const std::string path : {"home/u/.ssh", "home/u/.bashrc", "home/u/.aws"}) {
+    EXPECT_NE(std::find(deny.begin(), deny.end(), "Read(" + abs(path) + "/**)"), deny.end())
+        << path;
+  }
+  for (const auto &rule : deny) {
+    for (const std::string path : {"home/u/src)", "home/u/src/**)", "home/u/.gitconfig"}) {
+      EXPECT_EQ(rule.find(abs(path)), std::string::npos) << rule;
+    }
+  }
 }
 
 TEST_F(SettingsTest, EveryKeyIsASchemaKeyAndNoneFailsOpen) {
@@ -361,7 +372,12 @@ TEST_F(SettingsTest, PolicyCheckPrintsTheCommandViewAndRefusesABadPolicy) {
             std::string::npos)
       << check.out;
   EXPECT_NE(check.out.find("not held without the hook"), std::string::npos) << check.out;
-  EXPECT_NE(check.out.find("  Read and Edit below home " + tree.home() + ": the policy re-allows"),
+  EXPECT_NE(check.out.find("  Read(/" + tree.at("home/u/.ssh") + "/**)\n"), std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find("  Read and Edit of an entry made in home " + tree.home() +
+                           " after `sandbox-host policy install`: the rules name the entries it "
+                           "held then, so a new one stays open to a session without hooks until "
+                           "the next `policy install`\n"),
             std::string::npos)
       << check.out;
 

@@ -83,9 +83,10 @@ def skip_reason():
 
 class Machine:
     """A home for the session's uid with a project, a secret and a directory outside the policy;
-    a copy of sandbox-host that uid can run (the drop-in's hook); the policy over them."""
+    a copy of sandbox-host that uid can run (the drop-in's hook); the policy over them, with
+    ~/.ssh a deny entry unless ssh_denied is false."""
 
-    def __init__(self):
+    def __init__(self, ssh_denied=True):
         self.root = Path(tempfile.mkdtemp(prefix="sandbox-host-claude-"))
         self.root.chmod(0o755)
         self.exe = self.root / "bin" / "sandbox-host"
@@ -103,11 +104,12 @@ class Machine:
         self.harness = self.home / ".claude"
         self.egress = Egress(self.root / "egress", self.exe)
         tool_write = ", ".join(f'"{self.harness / name}"' for name in HARNESS_STATE)
+        deny = f'"{self.home / ".ssh"}"' if ssh_denied else ""
         self.policy = self.root / "agent-policy.toml"
         self.policy.write_text(
             f'home = "{self.home}"\n'
             f'write = ["{self.project}"]\n'
-            f'deny = ["{self.home}/.ssh"]\n'
+            f'deny = [{deny}]\n'
             f'harness = "{self.harness}"\n'
             f'tool_write = [{tool_write}]\n'
             f'domains = ["{ALLOWED_HOST}", "{API_HOST}"]\n'
@@ -275,9 +277,11 @@ class Session:
 class OnTheMachine(unittest.TestCase):
     """A Machine with the policy's drop-in installed, for the cases of one class."""
 
+    SSH_DENIED = True
+
     @classmethod
     def setUpClass(cls):
-        cls.machine = Machine()
+        cls.machine = Machine(cls.SSH_DENIED)
         try:
             cls.settings = ManagedSettings(cls.machine)
         except Exception:
@@ -302,6 +306,26 @@ class OnTheMachine(unittest.TestCase):
         self.assertIsNotNone(session.result, session.describe())
         self.assertTrue(session.result.get("is_error"), session.describe())
         self.assertNotIn(SECRET, session.text() or "", session.describe())
+
+    def assert_denied_by_the_rules(self, session):
+        """Refused by the drop-in's permissions.deny, where no hook runs."""
+        self.assert_refused(session)
+        self.assertIn("denied by your permission settings", session.text() or "",
+                      session.describe())
+
+    def policy_check(self):
+        check = subprocess.run([str(self.machine.exe), "policy", "check", "--policy",
+                                str(self.machine.policy)], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        return check.stdout
+
+    def write_as_the_session(self, path, text):
+        """path written as the session's uid would (its new directories too)."""
+        made = [parent for parent in path.parents if not parent.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        for each in (*made, path):
+            os.chown(each, SESSION_UID, SESSION_UID)
 
     def assert_ran_without_secret(self, session):
         """Bash ran (a tool_result came back) and printed no secret."""
@@ -463,11 +487,10 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
         for args, env in BARE_WAYS:
             with self.subTest(args=args, env=env):
                 for args_now in (args, (*args, "--dangerously-skip-permissions")):
-                    read = self.session("Read", {"file_path": str(self.machine.home / ".ssh" / "id_rsa")},
-                                        args=args_now, env=env)
-                    self.assert_refused(read)
-                    self.assertIn("denied by your permission settings", read.text() or "",
-                                  read.describe())
+                    for path in (self.machine.home / ".ssh" / "id_rsa",
+                                 self.machine.other / "private.txt"):
+                        self.assert_denied_by_the_rules(
+                            self.session("Read", {"file_path": str(path)}, args=args_now, env=env))
                 # Edit with an empty old_string creates the file: the one file tool bare offers
                 # that writes.
                 edit = self.session("Edit", {"file_path": str(settings), "old_string": "",
@@ -477,39 +500,59 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
                 self.assert_harness_untouched()
 
     def test_policy_check_names_what_a_bare_session_is_not_held_to_and_it_is_so(self):
-        check = subprocess.run([str(self.machine.exe), "policy", "check", "--policy",
-                                str(self.machine.policy)], capture_output=True, text=True)
-        self.assertEqual(check.returncode, 0, check.stderr)
-        self.assertIn(f"Read(/{self.machine.home}/.ssh/**)", check.stdout)
-        self.assertIn(f"Read and Edit below home {self.machine.home}: the policy re-allows "
-                      f"paths inside it (write[0] {self.machine.project}", check.stdout)
-        # What that line says, in a real bare session: only the hook held this Read.
-        session = self.session("Read", {"file_path": str(self.machine.other / "private.txt")},
-                               args=("--bare", "--dangerously-skip-permissions"))
-        self.assertIn(SECRET, session.text() or "",
-                      "a bare session no longer reads outside the policy: update policy check "
-                      "and docs/agent-policy.md; " + session.describe())
+        check = self.policy_check()
+        self.assertIn(f"Read(/{self.machine.home}/.ssh/**)", check)
+        self.assertIn(f"Read(/{self.machine.other}/**)", check)
+        self.assertIn(f"Read and Edit of an entry made in home {self.machine.home} after "
+                      "`sandbox-host policy install`", check)
+        # What that line says, in a real bare session: no rule names an entry made since, and
+        # only the hook would hold this Read.
+        made = self.machine.home / "made-after-install.txt"
+        self.write_as_the_session(made, SECRET + " made after install\n")
+        try:
+            for args, env in BARE_WAYS:
+                with self.subTest(args=args, env=env):
+                    session = self.session("Read", {"file_path": str(made)},
+                                           args=(*args, "--dangerously-skip-permissions"), env=env)
+                    self.assertIn(SECRET, session.text() or "",
+                                  "a bare session no longer reads an entry made in the home after "
+                                  "install: update policy check and docs/agent-policy.md; "
+                                  + session.describe())
+        finally:
+            made.unlink()
 
     def test_policy_check_names_bash_in_a_bare_session_started_outside_the_write_paths(self):
         if shutil.which("socat") is None:
             self.skipTest("socat is missing: Claude Code's sandbox needs it for the network")
-        check = subprocess.run([str(self.machine.exe), "policy", "check", "--policy",
-                                str(self.machine.policy)], capture_output=True, text=True)
-        self.assertEqual(check.returncode, 0, check.stderr)
         self.assertIn("Bash in a session started in a directory outside the write entries, "
-                      f"other than home {self.machine.home} itself", check.stdout)
-        # What that line says, in a real bare session: Claude Code's sandbox made the
-        # session's directory writable, and no hook ran to refuse its Bash.
+                      f"other than home {self.machine.home} itself and the paths the rules above "
+                      "deny", self.policy_check())
+        # ~/other is one the rules deny: its Edit rule puts it in the sandbox's denyWrite, and
+        # Claude Code's bwrap cannot set itself up in a read-only working directory.
         written = self.machine.other / "written-by-bare-bash"
         session = self.session(
-            "Bash", {"command": f"cat {self.machine.other}/private.txt; echo x > {written}",
-                     "description": "write the session's directory"},
+            "Bash", {"command": f"echo x > {written}", "description": "write the session's directory"},
             cwd=self.machine.other, args=("--bare", "--dangerously-skip-permissions"))
-        self.assertTrue(written.exists(),
-                        "a bare session started outside the write paths no longer writes its "
-                        "directory: update policy check and docs/agent-policy.md; "
-                        + session.describe())
-        written.unlink()
+        self.assert_refused(session)
+        self.assertFalse(written.exists(), session.describe())
+        # What the line says, in a real bare session started in a directory made after the
+        # install: Claude Code's sandbox made it writable, and no hook ran to refuse its Bash.
+        later = self.machine.home / "made-after-install"
+        later.mkdir()
+        os.chown(later, SESSION_UID, SESSION_UID)
+        try:
+            written = later / "written-by-bare-bash"
+            session = self.session(
+                "Bash", {"command": f"cat {self.machine.other}/private.txt; echo x > {written}",
+                         "description": "write the session's directory"},
+                cwd=later, args=("--bare", "--dangerously-skip-permissions"))
+            self.assertNotIn(SECRET, session.text() or "", session.describe())
+            self.assertTrue(written.exists(),
+                            "a bare session started in a directory made after the install no "
+                            "longer writes it: update policy check and docs/agent-policy.md; "
+                            + session.describe())
+        finally:
+            shutil.rmtree(later)
 
     def test_curl_reaches_an_allowed_host_through_the_egress_proxy_and_no_other(self):
         if shutil.which("socat") is None or shutil.which("curl") is None:
@@ -550,6 +593,36 @@ class ClaudeCodeUnderThePolicy(OnTheMachine):
             self.assert_refused(session)
         finally:
             user_settings.unlink()
+
+
+class BareSessionsWithoutADenyEntry(OnTheMachine):
+    """The same home, with a policy that names no deny entry: what holds a bare session there is
+    the drop-in's rules on the home's entries outside the policy, and on the credential paths."""
+
+    SSH_DENIED = False
+
+    def test_a_bare_session_reads_neither_the_key_nor_outside_the_policy(self):
+        self.assertNotIn(".ssh", self.machine.policy.read_text())
+        self.assertIn(f"Read(/{self.machine.home}/.ssh/**)", self.policy_check())
+        for args, env in BARE_WAYS:
+            with self.subTest(args=args, env=env):
+                for path in (self.machine.home / ".ssh" / "id_rsa",
+                             self.machine.other / "private.txt"):
+                    self.assert_denied_by_the_rules(self.session(
+                        "Read", {"file_path": str(path)},
+                        args=(*args, "--dangerously-skip-permissions"), env=env))
+
+    def test_a_credential_made_after_install_is_held_too(self):
+        credentials = self.machine.home / ".aws" / "credentials"
+        self.write_as_the_session(credentials, SECRET + " of aws\n")
+        try:
+            for args, env in BARE_WAYS:
+                with self.subTest(args=args, env=env):
+                    self.assert_denied_by_the_rules(self.session(
+                        "Read", {"file_path": str(credentials)},
+                        args=(*args, "--dangerously-skip-permissions"), env=env))
+        finally:
+            shutil.rmtree(credentials.parent)
 
 
 def available_backends():

@@ -1,13 +1,19 @@
 // What a session without hooks (claude --bare) is held to: the policy as managed deny rules
 // where a deny rule can say it, and a line naming each part it cannot.
+#include "policy_tree.hpp"
+
+#include <sandbox_host/host/policy/path_access.hpp>
 #include <sandbox_host/host/policy/permission_rules.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace sandbox_host::policy {
 namespace {
+
+namespace fs = std::filesystem;
 
 bool has(const std::vector<std::string> &items, const std::string &item) {
   return std::find(items.begin(), items.end(), item) != items.end();
@@ -38,21 +44,89 @@ TEST(HooklessRules, HomeIsDeniedWholeOnlyWhenNothingInsideIsReallowed) {
   const auto closed = hookless_rules(base());
   EXPECT_TRUE(has(closed.deny, "Read(//home/u/**)"));
   EXPECT_TRUE(has(closed.deny, "Edit(//run/user/1000/**)"));
+  EXPECT_FALSE(names(closed.unheld, "after `sandbox-host policy install`"));
 
-  Policy open = base();
-  open.write = {"/home/u/src/shop"};
-  open.egress = "/run/user/1000/clawpatrol-sandbox/egress";
-  const auto rules = hookless_rules(open);
-  EXPECT_FALSE(has(rules.deny, "Read(//home/u/**)"));
-  EXPECT_FALSE(has(rules.deny, "Read(//run/user/1000/**)"));
+  test::PolicyTree tree;
+  const auto rules = hookless_rules(tree.policy);
+  EXPECT_FALSE(has(rules.deny, "Read(/" + tree.at("home/u") + "/**)"));
+  EXPECT_FALSE(has(rules.deny, "Read(/" + tree.at("run/user") + "/**)"));
+  // Each entry that holds nothing re-allowed instead, as it exists now.
+  for (const std::string tool : {"Read", "Edit"}) {
+    for (const auto &entry : {"home/u/.secret", "run/user/docker.sock"}) {
+      EXPECT_TRUE(has(rules.deny, tool + "(/" + tree.at(entry) + ")")) << entry;
+      EXPECT_TRUE(has(rules.deny, tool + "(/" + tree.at(entry) + "/**)")) << entry;
+    }
+  }
+  EXPECT_TRUE(names(rules.unheld, "Read and Edit of an entry made in home " + tree.at("home/u") +
+                                      " after `sandbox-host policy install`"));
   EXPECT_TRUE(names(rules.unheld,
-                    "Read and Edit below home /home/u: the policy re-allows "
-                    "paths inside it (write[0] /home/u/src/shop)"));
-  EXPECT_TRUE(names(rules.unheld,
-                    "below runtime /run/user/1000: the policy re-allows paths "
-                    "inside it (egress /run/user/1000/clawpatrol-sandbox/egress)"));
+                    "Read and Edit of an entry made in runtime " + tree.at("run/user") + " after"));
   // The deny entry inside the re-allowed path still holds.
-  EXPECT_TRUE(has(rules.deny, "Read(//home/u/src/shop/.env/**)"));
+  EXPECT_TRUE(has(rules.deny, "Read(/" + tree.at("home/u/.state/scan") + "/**)"));
+}
+
+TEST(HooklessRules, NoRuleReachesAPathThePolicyReallows) {
+  test::PolicyTree tree;
+  tree.file("home/u/.ssh/id_rsa", "a key");
+  tree.file("home/u/.claude/projects/p1/transcript.jsonl", "a transcript");
+  const Policy &policy = tree.policy;
+  for (const auto &rule : hookless_rules(policy).deny) {
+    const std::string path = rule.substr(rule.find("(/") + 2, rule.size() - rule.find("(/") - 3);
+    const std::string denied = path.ends_with("/**") ? path.substr(0, path.size() - 3) : path;
+    // The harness's config is Edit-denied though the policy lets it be read.
+    if (rule.starts_with("Edit(")) {
+      EXPECT_FALSE(writable(policy, denied, "/").allowed) << rule;
+      EXPECT_FALSE(writable(policy, denied + "/x", "/").allowed) << rule;
+    } else {
+      EXPECT_FALSE(readable(policy, denied, "/").allowed) << rule;
+      EXPECT_FALSE(readable(policy, denied + "/x", "/").allowed) << rule;
+    }
+    for (const auto &allowed :
+         {"home/u/src", "home/u/.config/tool", "home/u/.state", "home/u/.claude/projects/p1/memory",
+          "run/user/clawpatrol-sandbox/egress"}) {
+      EXPECT_FALSE(tree.at(allowed).starts_with(denied + "/")) << rule << " holds " << allowed;
+    }
+  }
+}
+
+TEST(HooklessRules, CredentialPathsAreDeniedWhetherOrNotTheyExist) {
+  test::PolicyTree tree;
+  tree.file("home/u/.ssh/id_rsa", "a key");
+  tree.file("home/u/.config/gh/hosts.yml", "a token");
+  const auto rules = hookless_rules(tree.policy);
+  for (const std::string tool : {"Read", "Edit"}) {
+    for (const auto &path :
+         {".ssh", ".config/gh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".git-credentials",
+          ".config/gcloud", ".password-store", ".local/share/keyrings"}) {
+      const std::string rule = tool + "(/" + tree.at("home/u/") + path + "/**)";
+      EXPECT_EQ(std::count(rules.deny.begin(), rules.deny.end(), rule), 1) << rule;
+    }
+  }
+  EXPECT_FALSE(fs::exists(tree.at("home/u/.aws"))) << "a credential path denied was made";
+}
+
+TEST(HooklessRules, ACredentialPathThePolicyReallowsIsNotDenied) {
+  test::PolicyTree tree;
+  tree.policy.read.push_back(tree.at("home/u/.aws"));
+  tree.policy.write.push_back(tree.at("home/u/.docker/cli-plugins"));
+  const auto rules = hookless_rules(tree.policy);
+  for (const auto &rule : rules.deny) {
+    EXPECT_EQ(rule.find("/.aws"), std::string::npos) << rule;
+    EXPECT_EQ(rule.find("/.docker)"), std::string::npos) << rule;
+    EXPECT_EQ(rule.find("/.docker/**)"), std::string::npos) << rule;
+  }
+  EXPECT_TRUE(names(rules.unheld, "Read and Edit below credential path " +
+                                      tree.at("home/u/.docker") +
+                                      ": the policy re-allows paths inside it (write[3] " +
+                                      tree.at("home/u/.docker/cli-plugins") + ")"));
+
+  // Home re-allowed whole: no credential path of it is denied.
+  tree.policy.write = {tree.at("home/u")};
+  tree.policy.deny.clear();
+  tree.policy.runtime.clear();
+  for (const auto &rule : hookless_rules(tree.policy).deny) {
+    EXPECT_FALSE(rule.starts_with("Read(")) << rule;
+  }
 }
 
 TEST(HooklessRules, AWriteEntryAboveHomeReallowsNothingInsideIt) {
@@ -108,7 +182,7 @@ TEST(HooklessRules, EditOutsideTheWritePathsIsAlwaysNamedUnheld) {
 TEST(HooklessRules, BashInASessionStartedOutsideTheWritePathsIsAlwaysNamedUnheld) {
   EXPECT_TRUE(names(hookless_rules(base()).unheld,
                     "Bash in a session started in a directory outside the write entries, "
-                    "other than home /home/u itself"));
+                    "other than home /home/u itself and the paths the rules above deny"));
 }
 
 }  // namespace

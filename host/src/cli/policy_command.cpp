@@ -99,7 +99,8 @@ Command add_policy_install_command(CLI::App &group) {
   auto *sub = group.add_subcommand(
       "install",
       "Create the policy's deny paths and write the drop-in into managed-settings.d "
-      "atomically; a drop-in that holds the same settings already is left untouched");
+      "atomically; a drop-in that holds the same settings already is left untouched. Its deny "
+      "rules name the home's entries as they are now: run it again after adding to the home");
   add_policy_option(*sub, *options);
   sub->add_option(
       "--managed-dir", options->managed_dir,

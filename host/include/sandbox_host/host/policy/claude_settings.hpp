@@ -24,12 +24,13 @@ std::filesystem::path drop_in_path(const std::filesystem::path &managed = manage
 
 // The settings: "sandbox" (enabled, no unsandboxed fallback, filesystem denyRead /
 // allowRead / allowWrite / denyWrite, network allowedDomains and the proxy ports), "env"
-// (Policy::environment()) and a PreToolUse hook for kFileTools running
-// `<exe> hook --policy <policy_file>`. Paths in the settings' own syntax: "~/" below home,
-// "//" for an absolute path.
+// (Policy::environment()), a PreToolUse hook for kFileTools running
+// `<exe> hook --policy <policy_file>`, and "permissions" deny (hookless_rules, which lists the
+// home as it is now). Paths in the settings' own syntax: "~/" below home, "//" for an
+// absolute path.
 boost::json::object claude_settings(const Policy &policy, const std::filesystem::path &policy_file);
 // claude_settings as indented JSON with keys in a fixed order and a final newline: the
-// same policy renders to the same bytes.
+// same policy over the same home renders to the same bytes.
 std::string render_claude_settings(const Policy &policy, const std::filesystem::path &policy_file);
 
 // Writes the rendered settings to drop_in_path(managed) atomically (a temporary file in the
