@@ -16,6 +16,10 @@
 //       launch that is given DIR; prints "swap: done" or the error
 //   hostile_plugin read FILE
 //       prints "read: <contents>" or "read: <error>"
+//   hostile_plugin dirs COUNT FILL_MIB
+//       makes COUNT directories below $TMPDIR, prints "dirs: <made>", then writes FILL_MIB
+//       MiB into a file in the last one and sleeps: each directory would cost the host an
+//       inotify watch, and the bytes must still be counted
 //   hostile_plugin egress SOCKET HOST
 //       asks the egress proxy at the unix socket SOCKET for http://HOST/headers; prints
 //       "egress: <the answer's first line>" or "egress: closed unanswered"
@@ -24,6 +28,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -32,6 +37,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -150,6 +156,34 @@ int egress(const char *path, const std::string &host) {
   return 0;
 }
 
+int dirs(int count, int fill_mib) {
+  const char *tmp = std::getenv("TMPDIR");
+  const std::string base = std::string(tmp != nullptr ? tmp : "/tmp") + "/d";
+  ::mkdir(base.c_str(), 0700);
+  int made = 0;
+  std::string last = base;
+  for (int i = 0; i < count; ++i) {
+    const std::string dir = base + "/" + std::to_string(i);
+    if (::mkdir(dir.c_str(), 0700) == 0) {
+      ++made;
+      last = dir;
+    }
+  }
+  std::printf("dirs: %d\n", made);
+  std::fflush(stdout);
+  // A count or two, so that the host has found every directory before the bytes come.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  FILE *file = std::fopen((last + "/fill").c_str(), "w");
+  std::vector<char> mib(1 << 20, 'x');
+  for (int i = 0; file != nullptr && i < fill_mib; ++i)
+    std::fwrite(mib.data(), 1, mib.size(), file);
+  if (file != nullptr) std::fclose(file);
+  std::printf("filled\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(30));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -160,6 +194,7 @@ int main(int argc, char **argv) {
   if (mode == "swap" && argc == 4) return swap(argv[2], argv[3]);
   if (mode == "read" && argc == 3) return read_file(argv[2]);
   if (mode == "egress" && argc == 4) return egress(argv[2], argv[3]);
+  if (mode == "dirs" && argc == 4) return dirs(std::stoi(argv[2]), std::stoi(argv[3]));
   std::fprintf(stderr, "hostile_plugin: unknown mode; see the comment at the top\n");
   return 2;
 }

@@ -1,0 +1,82 @@
+// A plugin with thousands of directories against the host's scratch watch, on both backends,
+// as root and as nobody: the watch takes a bounded number of the launching user's inotify
+// watches, which every program of that user shares, and still holds the plugin to
+// scratch_size through what it does not watch.
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "serve_fixture.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace sandbox_host {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::ProcessResult;
+using test::User;
+
+// The inotify watches process pid holds, as its fdinfo lists them.
+std::size_t inotify_watches(pid_t pid) {
+  std::size_t count = 0;
+  std::error_code ec;
+  for (const auto &entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fdinfo", ec)) {
+    std::ifstream info(entry.path());
+    for (std::string line; std::getline(info, line);) {
+      if (line.starts_with("inotify wd:")) ++count;
+    }
+  }
+  return count;
+}
+
+struct Case {
+  User user;
+  std::string backend;
+};
+
+class ManyDirectories : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ManyDirectories, CostABoundedNumberOfWatchesAndTheBytesAreStillCounted) {
+  const test::UnprivilegedInstall install;
+  const std::string plugin = install.add_binary(HOSTILE_PLUGIN);
+  test::TempFile config("[limits]\nscratch_size = \"16M\"\n", "config.toml");
+  fs::permissions(config.dir(), fs::perms(0755));
+  fs::permissions(config.path(), fs::perms(0644));
+  const test::TempFile audit("", "audit.log");
+  std::vector<std::string> argv =
+      GetParam().user == User::nobody ? test::as_nobody() : std::vector<std::string>{};
+  argv.insert(argv.end(), {install.sandbox_host(), "run", "--config", config.path().string(),
+                           "--backend", GetParam().backend, "--", plugin, "dirs", "3000", "64"});
+  test::RunningProcess run(argv);
+  const std::string made = run.read_line(60s).value_or("");
+  if (made.empty()) {
+    const ProcessResult failed = run.wait(1s);
+    if (failed.err.find("does not work here") != std::string::npos) GTEST_SKIP() << failed.err;
+    FAIL() << failed.err;
+  }
+  ASSERT_EQ(made, "dirs: 3000");
+  // A count has seen the directories by now, and watched what it may.
+  std::this_thread::sleep_for(1s);
+  const std::size_t watches = inotify_watches(run.pid());
+  EXPECT_GT(watches, 0u);
+  EXPECT_LE(watches, 256u) << "3000 directories cost the launching user this many watches";
+  // It sleeps 30 s once it wrote 64 MiB past a 16 MiB bound, unless the host stops it.
+  const ProcessResult ended = run.wait(20s);
+  EXPECT_FALSE(ended.timed_out) << "the plugin lived on past its bound: " << ended.err;
+  EXPECT_NE(ended.err.find("rule=scratch-size-limit"), std::string::npos) << ended.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, ManyDirectories,
+    ::testing::Values(Case{User::root, "landlock"}, Case{User::nobody, "landlock"},
+                      Case{User::root, "namespaces"}, Case{User::nobody, "namespaces"}),
+    [](const auto &info) { return info.param.backend + "_" + test::user_name(info.param.user); });
+
+}  // namespace
+}  // namespace sandbox_host
