@@ -20,13 +20,19 @@
 //       makes COUNT directories below $TMPDIR, prints "dirs: <made>", then writes FILL_MIB
 //       MiB into a file in the last one and sleeps: each directory would cost the host an
 //       inotify watch, and the bytes must still be counted
+//   hostile_plugin hide COUNT MIB
+//       COUNT times: writes MIB MiB to a file in $TMPDIR, maps all of it shared, removes its
+//       name and closes its descriptor, so that the mapping alone keeps the bytes on the
+//       disk; prints "hidden" and sleeps
 //   hostile_plugin egress SOCKET HOST
 //       asks the egress proxy at the unix socket SOCKET for http://HOST/headers; prints
 //       "egress: <the answer's first line>" or "egress: closed unanswered"
 #include <sandbox_host/host/launcher/launch_client.hpp>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -184,6 +190,31 @@ int dirs(int count, int fill_mib) {
   return 0;
 }
 
+int hide(int count, int mib) {
+  const char *tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/hidden";
+  const std::size_t size = static_cast<std::size_t>(mib) << 20;
+  std::vector<char> chunk(1 << 20, 'x');
+  for (int file = 0; file < count; ++file) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    for (int i = 0; fd >= 0 && i < mib; ++i) {
+      if (::write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
+    }
+    void *mapped = fd < 0 ? MAP_FAILED : ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED || ::unlink(path.c_str()) != 0) {
+      std::printf("hide: %s\n", std::strerror(errno));
+      return 0;
+    }
+    ::close(fd);
+    // Each file under the bound while it has a name, for a count to find it so.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  std::printf("hidden\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(30));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -195,6 +226,7 @@ int main(int argc, char **argv) {
   if (mode == "read" && argc == 3) return read_file(argv[2]);
   if (mode == "egress" && argc == 4) return egress(argv[2], argv[3]);
   if (mode == "dirs" && argc == 4) return dirs(std::stoi(argv[2]), std::stoi(argv[3]));
+  if (mode == "hide" && argc == 4) return hide(std::stoi(argv[2]), std::stoi(argv[3]));
   std::fprintf(stderr, "hostile_plugin: unknown mode; see the comment at the top\n");
   return 2;
 }

@@ -72,6 +72,28 @@ TEST_P(ManyDirectories, CostABoundedNumberOfWatchesAndTheBytesAreStillCounted) {
   EXPECT_NE(ended.err.find("rule=scratch-size-limit"), std::string::npos) << ended.err;
 }
 
+// Bytes whose last name and last descriptor are gone, kept on the disk by shared mappings:
+// eight files of 8 MiB, each under the bound while it has a name.
+TEST_P(ManyDirectories, BytesKeptByAMappingAloneAreCounted) {
+  const test::UnprivilegedInstall install;
+  const std::string plugin = install.add_binary(HOSTILE_PLUGIN);
+  test::TempFile config("[limits]\nscratch_size = \"16M\"\n", "config.toml");
+  fs::permissions(config.dir(), fs::perms(0755));
+  fs::permissions(config.path(), fs::perms(0644));
+  std::vector<std::string> argv =
+      GetParam().user == User::nobody ? test::as_nobody() : std::vector<std::string>{};
+  argv.insert(argv.end(), {install.sandbox_host(), "run", "--config", config.path().string(),
+                           "--backend", GetParam().backend, "--", plugin, "hide", "8", "8"});
+  test::ProcessOptions options;
+  options.timeout = 20s;
+  const ProcessResult ended = test::run_process(argv, options);
+  if (ended.err.find("does not work here") != std::string::npos) GTEST_SKIP() << ended.err;
+  EXPECT_FALSE(ended.timed_out) << "64 MiB kept by mappings past a 16 MiB bound: " << ended.err;
+  EXPECT_NE(ended.err.find("rule=scratch-size-limit"), std::string::npos) << ended.err;
+  EXPECT_NE(ended.err.find("in files with no name left, held open or mapped"), std::string::npos)
+      << ended.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Backends, ManyDirectories,
     ::testing::Values(Case{User::root, "landlock"}, Case{User::nobody, "landlock"},

@@ -535,7 +535,7 @@ TEST_P(LimitsTest, HiddenWritesCountAgainstTheScratchBound) {
       bash("exec 3> " + (dir_ / "tmp/gone").string() + "; rm " + (dir_ / "tmp/gone").string() +
            "; head -c 6000M /dev/zero >&3; echo wrote");
   EXPECT_EQ(unlinked.code, 128 + SIGKILL) << unlinked.out << unlinked.err;
-  EXPECT_NE(unlinked.err.find("of it in files open with no name left"), std::string::npos)
+  EXPECT_NE(unlinked.err.find("of it in files with no name left, held open or mapped"), std::string::npos)
       << unlinked.err;
   const ProcessResult mapped = run_process(argv({"/usr/bin/python3", "-c",
                                                  "import mmap, os, time\n"

@@ -290,7 +290,7 @@ class Warden {
                                : std::to_string(usage.files) + " names (counted so far)";
       if (bytes && usage.unlinked_bytes != 0) {
         held +=
-            ", " + rounded_size(usage.unlinked_bytes) + " of it in files open with no name left";
+            ", " + rounded_size(usage.unlinked_bytes) + " of it in files with no name left, held open or mapped";
       }
       stop(w, bytes ? "scratch-size-limit" : "scratch-files-limit",
            dirs_words(w.order) + " held more than " + bound + ": " + held +

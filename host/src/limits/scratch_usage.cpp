@@ -5,14 +5,19 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <set>
+#include <sstream>
+#include <string>
 #include <utility>
 
 namespace sandbox_host {
@@ -39,6 +44,34 @@ int open_beneath(int root, const std::string &relative) {
   how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
   return static_cast<int>(::syscall(SYS_openat2, root, relative.c_str(), &how, sizeof how));
+}
+
+// A line of /proc/<pid>/maps for a file with no name left:
+// "7f00-7f10 rw-s 00000000 fd:01 1234 /tmp/x (deleted)".
+struct DeletedMapping {
+  std::string range;  // "7f00-7f10", its name in map_files
+  std::uint64_t size = 0;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+DeletedMapping parse_deleted_mapping(const std::string &line) {
+  DeletedMapping mapping;
+  std::istringstream fields(line);
+  std::string perms, offset, device;
+  fields >> mapping.range >> perms >> offset >> device >> mapping.inode;
+  const auto dash = mapping.range.find('-');
+  const auto colon = device.find(':');
+  if (!fields || dash == std::string::npos || colon == std::string::npos) return {};
+  try {
+    mapping.size = std::stoull(mapping.range.substr(dash + 1), nullptr, 16) -
+                   std::stoull(mapping.range.substr(0, dash), nullptr, 16);
+    mapping.device = makedev(std::stoul(device.substr(0, colon), nullptr, 16),
+                             std::stoul(device.substr(colon + 1), nullptr, 16));
+  } catch (const std::exception &) {
+    return {};
+  }
+  return mapping;
 }
 
 struct DirCloser {
@@ -107,6 +140,11 @@ ScratchUsage ScratchCounter::count(std::uint64_t max_bytes, std::uint64_t max_fi
   }
   std::set<dev_t> devices;
   for (const Root &root : roots_) devices.insert(root.device);
+  auto add_unlinked = [&](const struct stat &st) {
+    const std::uint64_t before = usage.bytes;
+    add(st);
+    usage.unlinked_bytes += usage.bytes - before;
+  };
   for (pid_t pid : processes) {
     // A process that is gone, or that made itself undumpable where the host may not look
     // (a plugin under Landlock as the same user): its descriptors are not counted.
@@ -119,11 +157,36 @@ ScratchUsage ScratchCounter::count(std::uint64_t max_bytes, std::uint64_t max_fi
       struct stat st {};
       if (entry->d_name[0] == '.' || ::fstatat(fds.get(), entry->d_name, &st, 0) != 0) continue;
       if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || devices.count(st.st_dev) == 0) continue;
-      const std::uint64_t before = usage.bytes;
-      add(st);
-      usage.unlinked_bytes += usage.bytes - before;
+      add_unlinked(st);
       if (usage.over) return usage;
     }
+  }
+  // Files with no name left that no descriptor holds, kept by a shared mapping: the whole
+  // file where the host may open it through map_files (root), else what is mapped of it.
+  std::map<std::pair<dev_t, ino_t>, std::uint64_t> mapped;
+  for (pid_t pid : processes) {
+    const std::string dir = "/proc/" + std::to_string(pid);
+    std::ifstream maps(dir + "/maps");
+    for (std::string line; std::getline(maps, line);) {
+      if (!line.ends_with(" (deleted)")) continue;
+      const DeletedMapping mapping = parse_deleted_mapping(line);
+      if (mapping.inode == 0 || devices.count(mapping.device) == 0) continue;
+      if (seen.count({mapping.device, mapping.inode}) != 0) continue;
+      struct stat st {};
+      if (::stat((dir + "/map_files/" + mapping.range).c_str(), &st) == 0) {
+        if (S_ISREG(st.st_mode) && st.st_nlink == 0) add_unlinked(st);
+      } else {
+        std::uint64_t &extent = mapped[{mapping.device, mapping.inode}];
+        extent = std::max(extent, mapping.size);
+      }
+      if (usage.over) return usage;
+    }
+  }
+  for (const auto &[inode, extent] : mapped) {
+    if (!seen.emplace(inode).second) continue;
+    usage.bytes += extent;
+    usage.unlinked_bytes += extent;
+    usage.over = usage.bytes > max_bytes || usage.files > max_files;
   }
   return usage;
 }
