@@ -5,9 +5,13 @@
 
 #include <elf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <optional>
 
@@ -26,6 +30,42 @@ constexpr uint16_t kHostMachine = EM_AARCH64;
 
 std::string version_text(AbiVersion v) {
   return std::to_string(v.major) + "." + std::to_string(v.minor);
+}
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// A module runs in the host, as the host's user: only that user or root may have written it,
+// or the directory it is found in (where anyone who may write could put a file of the name
+// the registry looks for), as ld.so's secure mode and sshd's StrictModes ask of what they
+// trust. Checked on what the path resolves to; no other uid can replace it after the check.
+void check_writers(const fs::path &file) {
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(file, ec);
+  if (ec) throw ModuleError(file, "cannot resolve the file: " + ec.message());
+  for (const fs::path &path : {resolved, resolved.parent_path()}) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      throw ModuleError(file, "cannot stat " + path.string() + ": " + std::strerror(errno));
+    }
+    const char *what = path == resolved ? "the file" : "its directory";
+    if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+      throw ModuleError(file, std::string(what) + " " + path.string() + " belongs to uid " +
+                                  std::to_string(st.st_uid) + ", neither root nor uid " +
+                                  std::to_string(::geteuid()) +
+                                  ", which runs sandbox-host: a module runs in the host, so "
+                                  "only they may have written it");
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      throw ModuleError(file, std::string(what) + " " + path.string() + " is mode " +
+                                  octal_mode(st.st_mode) +
+                                  ", writable by its group or by every user: a module runs in "
+                                  "the host, so only its owner may write it (chmod go-w)");
+    }
+  }
 }
 
 // library_info trusts the ELF header's offsets; a file cut short must be refused first.
@@ -83,6 +123,7 @@ std::optional<AbiVersion> parse_entry_symbol(std::string_view symbol) {
 
 EntrySymbol check_module_file(const fs::path &file) {
   check_elf_header(file);
+  check_writers(file);
 
   std::vector<std::string> aliases, exported;
   try {
