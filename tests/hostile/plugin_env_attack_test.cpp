@@ -188,6 +188,9 @@ TEST_P(LoaderVariables, ReachThePluginsExecveAndNoHostProcess) {
     argv.insert(argv.end(), grants.begin(), grants.end());
     test::ProcessOptions options;
     options.env = std::vector<std::string>{"PATH=/usr/bin:/bin"};
+    // A policy's command starts where it was launched: somewhere nobody may enter too (the
+    // build may sit in root's 0700 home).
+    options.cwd = work.dir().string();
     switch (c.channel) {
       case Channel::env:
         argv.insert(argv.end(), env_args.begin(), env_args.end());
