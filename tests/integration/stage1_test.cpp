@@ -128,6 +128,23 @@ TEST(Stage1, TheChildStripsItsControlVariablesBeforeThePluginRuns) {
   for (const auto &var : report.env) EXPECT_FALSE(var.starts_with("CLAWPATROL_")) << var;
 }
 
+// A backend built before the Spec carried the environment (ABI 1.9) execs with environ: it
+// gets the plugin's there, after stage 1 itself started with sandbox-host's variables alone.
+TEST(Stage1, ABackendOlderThanSpecEnvGetsThePluginsEnvironmentAsEnviron) {
+  TempFile config("module_dirs = [\"" + std::string(TEST_MODULE_DIR) +
+                      "\"]\n[backends]\nenabled = [\"olderexec\"]\npriority = [\"olderexec\"]\n",
+                  "config.toml");
+  ProcessResult result =
+      run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(), "--env",
+                   "FOO=from-the-caller", "--", REPORT_PLUGIN, "report"},
+                  test::with_env({"PATH=/usr/bin:/bin"}));
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto report = test::parse_report(result.out);
+  EXPECT_NE(std::find(report.env.begin(), report.env.end(), "FOO=from-the-caller"),
+            report.env.end());
+  for (const auto &var : report.env) EXPECT_FALSE(var.starts_with("CLAWPATROL_")) << var;
+}
+
 TEST(Stage1, ASetupFailureIsOneStderrLineAndExit87) {
   TempFile config(reexec_config(), "config.toml");
   ProcessResult result = run_process({SANDBOX_HOST_EXE, "run", "--config", config.path().string(),
