@@ -102,6 +102,24 @@ TEST_F(HostPluginEnv, ThePassedVariablesFollowBaseEnvAndTheAuditNamesThem) {
   EXPECT_EQ(records[0].at("refused"), "false");
 }
 
+// Spec::env is the host's to compose: a caller (a C++ gateway, or a launch request sent to
+// the service by hand) that fills it, LD_PRELOAD say, is refused, never passed to stage 1.
+TEST_F(HostPluginEnv, ASpecThatBringsItsOwnEnvironmentIsRefused) {
+  sandboxtest::TempSpec given{"report", REPORT_PLUGIN};
+  given.spec.env = {"LD_PRELOAD=/tmp/x.so"};
+  try {
+    host_.command(given.spec, "reexec");
+    ADD_FAILURE() << "a Spec with its own env was launched";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("spec: env is the host's to compose"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(host_.prepared_launch_spec(given.spec, "reexec"), std::invalid_argument);
+  const auto records = audit_.records();
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back().at("rule"), "spec-env");
+}
+
 TEST_F(HostPluginEnv, WhatBaseEnvOrTheBackendSetsNamesTwiceOrHasNoValueIsRefused) {
   EXPECT_NE(refusal({"REEXEC_TEST_BACKEND=2"}).find("env REEXEC_TEST_BACKEND: backend reexec sets"),
             std::string::npos);

@@ -239,15 +239,17 @@ std::size_t pid_namespace_depth(pid_t pid) {
 }  // namespace
 
 std::string unproxied_sandbox_refusal(int connection, const Peer &peer) {
-  bool marked = false;
+  bool shares_host_pids = false;
   try {
-    marked = peer_carries_sandbox_mark(connection, peer.pid);
+    read_pinned_peer(connection, peer.pid, [&] {
+      shares_host_pids = carries_sandbox_mark(peer.pid) && pid_namespace_depth(peer.pid) == 1;
+    });
   } catch (const std::exception &e) {
     // Another user's, with same_user = false: the kernel tells its limits to root alone.
     if (peer.uid && *peer.uid != ::geteuid()) return {};
     return std::string("cannot tell whether the peer is sandboxed: ") + e.what();
   }
-  if (!marked || pid_namespace_depth(peer.pid) != 1) return {};
+  if (!shares_host_pids) return {};
   return "the peer is a sandbox without namespaces of its own (Landlock), which never runs a "
          "plugin with network proxied; served, a plugin of network none would reach the network";
 }

@@ -88,7 +88,7 @@ LaunchPlan plan_launch(Host &host, LaunchRequest request) {
   plan.spec = std::move(request.spec);
   Spec &spec = plan.spec;
   if (spec.binary_path.empty()) throw std::invalid_argument("launch: no plugin binary named");
-  if (spec.plugin_name.empty()) spec.plugin_name = fs::path(spec.binary_path).filename().string();
+  spec.plugin_name = plugin_name_of(spec);
   const Config &config = host.config();
   const PluginConfig plugin = config.plugin(spec.plugin_name);
   if (!request.network_given) spec.network = plugin.network.value_or(Network::none);

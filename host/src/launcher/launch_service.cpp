@@ -293,10 +293,10 @@ void LaunchService::refuse(int connection, const std::string &plugin, const std:
 }
 
 void LaunchService::handle(int connection) {
-  std::optional<LaunchPeer> peer;
+  LaunchPeer peer;
   try {
-    peer.emplace(identify_peer(connection));
-    require_unsandboxed(connection, *peer, ::geteuid());
+    peer = identify_peer(connection);
+    require_unsandboxed(connection, peer, ::geteuid());
   } catch (const PeerRefusal &e) {
     refuse(connection, "", e.rule(), e.what());
     return;
@@ -316,18 +316,18 @@ void LaunchService::handle(int connection) {
   bool admitted = false;
   {
     std::lock_guard lock(connections_mutex_);
-    std::size_t &count = pending_by_peer_[peer->pid];
+    std::size_t &count = pending_by_peer_[peer.pid];
     admitted = count < kMaxPendingPerPeer;
     if (admitted) ++count;
   }
   if (!admitted) {
     refuse(connection, "", "launcher-busy-peer",
-           "a launch from " + peer->describe() + ", which has " +
+           "a launch from " + peer.describe() + ", which has " +
                std::to_string(kMaxPendingPerPeer) +
                " connections already that have not sent their request");
     return;
   }
-  Pending pending{this, peer->pid};
+  Pending pending{this, peer.pid};
 
   std::optional<Frame> frame;
   try {
@@ -371,8 +371,8 @@ void LaunchService::handle(int connection) {
   ++launched_;
   host_.audit().record({"launcher", plugin, "launcher-launch",
                         "launch " + plan.spec.binary_path + " under " + plan.mode + ", network " +
-                            std::string(to_string(plan.spec.network)) + ", for " +
-                            peer->describe() + ": pid " + std::to_string(child->pid()),
+                            std::string(to_string(plan.spec.network)) + ", for " + peer.describe() +
+                            ": pid " + std::to_string(child->pid()),
                         "", false});
 
   try {

@@ -27,16 +27,21 @@ bool carries_sandbox_mark(pid_t pid) {
   return limit.rlim_max == 0;
 }
 
-bool peer_carries_sandbox_mark(int connection, pid_t pid) {
+void read_pinned_peer(int connection, pid_t pid, const std::function<void()> &read) {
   if (pid <= 0) {
     throw std::runtime_error("the peer is in a pid namespace this process cannot see");
   }
   const UniqueFd pinned = broker::connection_peer_pidfd(connection, pid, "/proc");
   if (!pinned) throw std::runtime_error("the peer is gone, or no longer holds its connection");
-  const bool marked = carries_sandbox_mark(pid);
+  read();
   // Read by number; the pidfd says that number still named the peer while it was read (an
   // exited peer, a zombie too, is refused: its number is another's once it is reaped).
   if (!broker::running(pinned.get())) throw std::runtime_error("the peer exited meanwhile");
+}
+
+bool peer_carries_sandbox_mark(int connection, pid_t pid) {
+  bool marked = false;
+  read_pinned_peer(connection, pid, [&] { marked = carries_sandbox_mark(pid); });
   return marked;
 }
 

@@ -20,6 +20,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+
 namespace sandbox_host {
 
 // Puts the mark on this process; throws std::system_error when the kernel refuses.
@@ -29,11 +31,14 @@ void mark_this_process_sandboxed();
 // not say (ESRCH: it is gone; EPERM: another uid's, without CAP_SYS_RESOURCE).
 bool carries_sandbox_mark(pid_t pid);
 
-// Whether the process at the other end of the connected unix socket `connection`, whose
-// SO_PEERCRED pid is pid, carries the mark: read by pid while that process was pinned as
-// the peer (broker::connection_peer_pidfd), so that a pid reused since the connect cannot
-// answer for it. Throws std::runtime_error naming why when the kernel cannot say (the peer
-// is gone, or no longer holds its end).
+// Runs read(pid) for the process at the other end of the connected unix socket
+// `connection`, whose SO_PEERCRED pid is pid, while that process is pinned as the peer
+// (broker::connection_peer_pidfd): whatever read learns by pid is that process's, since a
+// pid reused since the connect cannot answer for it. Throws std::runtime_error naming why
+// when the kernel cannot say (the peer is gone, is a zombie, or no longer holds its end).
+void read_pinned_peer(int connection, pid_t pid, const std::function<void()> &read);
+
+// carries_sandbox_mark for the peer of connection, read by read_pinned_peer.
 bool peer_carries_sandbox_mark(int connection, pid_t pid);
 
 }  // namespace sandbox_host
