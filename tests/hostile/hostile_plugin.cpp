@@ -6,6 +6,9 @@
 //   hostile_plugin launch SOCKET BACKEND NETWORK -- COMMAND...
 //       ask the launch service at SOCKET to run COMMAND (BACKEND "-": the service's choice);
 //       prints "launch: <status>" (125: the service refused, the reason on stderr)
+//   hostile_plugin launch-loop SOCKET COUNT
+//       asks the launch service at SOCKET COUNT times to run /bin/true, as fast as it
+//       answers; prints "refused: <how many times>"
 //   hostile_plugin clone-parent COUNT
 //       makes COUNT children with clone(CLONE_PARENT), each exiting at once, so that they
 //       become children of whoever launched this plugin; prints "clone-parent: <made>"
@@ -24,6 +27,16 @@
 //       COUNT times: writes MIB MiB to a file in $TMPDIR, maps all of it shared, removes its
 //       name and closes its descriptor, so that the mapping alone keeps the bytes on the
 //       disk; prints "hidden" and sleeps
+//   hostile_plugin flight COUNT MIB
+//       COUNT times: writes MIB MiB to a file in $TMPDIR, removes its name, sends its
+//       descriptor into a socketpair's queue and closes it; then sends that queue's socket
+//       into a second pair's queue and closes it, so that one socket it holds shows one
+//       descriptor in flight and the bytes are kept by none it can see; prints "in flight"
+//       and sleeps
+//   hostile_plugin pass COUNT
+//       COUNT times, 5 ms apart: sends a descriptor of its own through a socketpair and
+//       receives it at once, as a plugin that hands descriptors between its parts does;
+//       prints "passed: <received>" and exits
 //   hostile_plugin egress SOCKET HOST
 //       asks the egress proxy at the unix socket SOCKET for http://HOST/headers; prints
 //       "egress: <the answer's first line>" or "egress: closed unanswered"
@@ -69,6 +82,24 @@ int launch(int argc, char **argv) {
     status = 125;
   }
   std::printf("launch: %d\n", status);
+  return 0;
+}
+
+int launch_loop(const char *socket, int count) {
+  sandbox_host::LaunchOptions options;
+  options.command = {"/bin/true"};
+  int refused = 0;
+  for (int i = 0; i < count; ++i) {
+    try {
+      if (sandbox_host::launch_via("hostile_plugin", socket,
+                                   sandbox_host::make_launch_request(options)) == 125) {
+        ++refused;
+      }
+    } catch (const std::exception &) {
+      ++refused;
+    }
+  }
+  std::printf("refused: %d\n", refused);
   return 0;
 }
 
@@ -215,17 +246,112 @@ int hide(int count, int mib) {
   return 0;
 }
 
+// One byte of data, with room beside it for one descriptor.
+struct OneByteMessage {
+  OneByteMessage() {
+    header.msg_iov = &data;
+    header.msg_iovlen = 1;
+    header.msg_control = control;
+    header.msg_controllen = sizeof control;
+  }
+  OneByteMessage(const OneByteMessage &) = delete;
+  OneByteMessage &operator=(const OneByteMessage &) = delete;
+
+  char byte = 'x';
+  iovec data{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr header{};
+};
+
+bool send_descriptor(int socket, int fd) {
+  OneByteMessage message;
+  cmsghdr *rights = CMSG_FIRSTHDR(&message.header);
+  rights->cmsg_level = SOL_SOCKET;
+  rights->cmsg_type = SCM_RIGHTS;
+  rights->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+  return ::sendmsg(socket, &message.header, 0) == 1;
+}
+
+int receive_descriptor(int socket) {
+  OneByteMessage message;
+  if (::recvmsg(socket, &message.header, MSG_CMSG_CLOEXEC) != 1) return -1;
+  const cmsghdr *rights = CMSG_FIRSTHDR(&message.header);
+  if (rights == nullptr || rights->cmsg_type != SCM_RIGHTS) return -1;
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(rights), sizeof fd);
+  return fd;
+}
+
+int flight(int count, int mib) {
+  const char *tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/in-flight";
+  int queue[2], outer[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, queue) != 0 ||
+      ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, outer) != 0) {
+    std::printf("flight: %s\n", std::strerror(errno));
+    return 0;
+  }
+  std::vector<char> chunk(1 << 20, 'x');
+  for (int file = 0; file < count; ++file) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    for (int i = 0; fd >= 0 && i < mib; ++i) {
+      if (::write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
+    }
+    if (fd < 0 || ::unlink(path.c_str()) != 0 || !send_descriptor(queue[0], fd)) {
+      std::printf("flight: %s\n", std::strerror(errno));
+      return 0;
+    }
+    ::close(fd);
+    // Each file under the bound while it has a name, for a count to find it so.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  if (!send_descriptor(outer[0], queue[1])) {
+    std::printf("flight: %s\n", std::strerror(errno));
+    return 0;
+  }
+  ::close(queue[0]);
+  ::close(queue[1]);
+  ::close(outer[0]);
+  std::printf("in flight\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(30));
+  return 0;
+}
+
+int pass(int count) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    std::printf("pass: %s\n", std::strerror(errno));
+    return 0;
+  }
+  int received = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!send_descriptor(pair[0], STDOUT_FILENO)) break;
+    const int fd = receive_descriptor(pair[1]);
+    if (fd < 0) break;
+    ::close(fd);
+    ++received;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::printf("passed: %d\n", received);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "launch") return launch(argc, argv);
+  if (mode == "launch-loop" && argc == 4) return launch_loop(argv[2], std::stoi(argv[3]));
   if (mode == "clone-parent" && argc == 3) return clone_parent(std::stoi(argv[2]));
   if (mode == "hold" && argc == 5) return hold(argv[2], std::stoi(argv[3]), std::stoi(argv[4]));
   if (mode == "swap" && argc == 4) return swap(argv[2], argv[3]);
   if (mode == "read" && argc == 3) return read_file(argv[2]);
   if (mode == "egress" && argc == 4) return egress(argv[2], argv[3]);
   if (mode == "dirs" && argc == 4) return dirs(std::stoi(argv[2]), std::stoi(argv[3]));
+  if (mode == "flight" && argc == 4) return flight(std::stoi(argv[2]), std::stoi(argv[3]));
+  if (mode == "pass" && argc == 3) return pass(std::stoi(argv[2]));
   if (mode == "hide" && argc == 4) return hide(std::stoi(argv[2]), std::stoi(argv[3]));
   std::fprintf(stderr, "hostile_plugin: unknown mode; see the comment at the top\n");
   return 2;

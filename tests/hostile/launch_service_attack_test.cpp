@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,30 @@ TEST_P(SandboxedCaller, GetsNothingLaunchedWhateverItAsksFor) {
   const ProcessResult served = test::run_process(argv);
   EXPECT_EQ(served.out, "launch: 0\n") << served.err;
   EXPECT_NE(service.audit().find("launcher-launch"), std::string::npos) << service.audit();
+}
+
+// A sandbox that dials the service in a loop is refused every time, and leaves the audit
+// 100 records of it and one that counts the rest, not one record each.
+TEST_P(SandboxedCaller, ARefusalLoopWritesABoundedAudit) {
+  Service service(GetParam().user);
+  if (!backend_works(service, GetParam().backend)) {
+    GTEST_SKIP() << "backend " << GetParam().backend << " does not work here";
+  }
+  const ProcessResult attack =
+      run_sandboxed(service, GetParam().backend, {"launch-loop", service.socket(), "300"});
+  ASSERT_EQ(attack.code, 0) << attack.err;
+  EXPECT_EQ(attack.out, "refused: 300\n") << attack.err.substr(0, 2000);
+  service.stop();
+  std::size_t records = 0;
+  std::string count;
+  std::istringstream lines(service.audit());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"rule\":\"launcher-sandboxed-peer\"") == std::string::npos) continue;
+    ++records;
+    if (line.find("more refusals of this rule") != std::string::npos) count = line;
+  }
+  EXPECT_EQ(records, 101u) << service.audit().substr(0, 2000);
+  EXPECT_NE(count.find("\"attempted\":\"200 more refusals"), std::string::npos) << count;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SandboxedCaller,

@@ -91,9 +91,14 @@ Service::Service(User user, const std::string &launcher_lines, const std::string
 }
 
 Service::~Service() {
+  if (!stopped_) stop();
+}
+
+void Service::stop() {
   // A wrapper that is a tracer detaches on SIGTERM and leaves serve running: serve first.
   ::kill(pid(), SIGTERM);
   process_->wait(10s);
+  stopped_ = true;
 }
 
 std::vector<std::string> Service::prefix() const {

@@ -45,6 +45,9 @@ class Service {
   // A client command as the service's user: sandbox-host-launch --via SOCKET ARGS...
   std::vector<std::string> launch(std::vector<std::string> args) const;
   bool answers() const;
+  // Ends serve (SIGTERM) and waits for it, so that what it writes as it exits is in its
+  // audit; the destructor does it otherwise.
+  void stop();
   UniqueFd connect_raw() const;
   pid_t pid() const;  // serve's, inside its wrapper
   // What the service holds, to compare before and after: its descriptors, and its
@@ -62,6 +65,7 @@ class Service {
  private:
   User user_;
   bool wrapped_;
+  bool stopped_ = false;
   UnprivilegedInstall install_;
   TempFile home_{"", "unused"};
   std::string socket_;

@@ -14,7 +14,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -262,6 +266,66 @@ TEST(Audit, ARefusedSpecIsRecorded) {
   EXPECT_EQ(records[0].at("rule"), "spec-BinaryPath");
   EXPECT_EQ(records[0].at("attempted"),
             "plugin \"git\": spec BinaryPath: \"bin/git\" is not an absolute path");
+}
+
+// A client that makes the host refuse it in a loop gets kAuditBurst records a minute for
+// each plugin and rule; the rest are counted in one record, written when the sink closes at
+// the latest. Records of what was let through are never held back.
+TEST(Audit, RefusalsPastTheBurstAreCountedInOneRecord) {
+  test::AuditCapture audit;
+  const Config config = audit.apply(test::test_config({"off"}, {}));
+  {
+    AuditSink sink(AuditFormat::json, config.audit_path);
+    for (int i = 0; i < 250; ++i) {
+      sink.record({"launcher", "a", "launcher-sandboxed-peer", "try " + std::to_string(i), ""});
+      sink.record({"launcher", "b", "launcher-sandboxed-peer", "try " + std::to_string(i), ""});
+      sink.record({"launcher", "a", "launcher-request", "bad " + std::to_string(i), ""});
+      sink.record({"launcher", "a", "launcher-launch", "ran " + std::to_string(i), "", false});
+    }
+  }
+  std::map<std::string, int> written;
+  std::vector<std::map<std::string, std::string>> counts;
+  for (const auto &record : audit.records()) {
+    if (record.at("attempted").find("more refusals of this rule") != std::string::npos) {
+      counts.push_back(record);
+    } else {
+      ++written[record.at("plugin") + " " + record.at("rule")];
+    }
+  }
+  EXPECT_EQ(written["a launcher-sandboxed-peer"], static_cast<int>(kAuditBurst));
+  EXPECT_EQ(written["b launcher-sandboxed-peer"], static_cast<int>(kAuditBurst));
+  EXPECT_EQ(written["a launcher-request"], static_cast<int>(kAuditBurst));
+  EXPECT_EQ(written["a launcher-launch"], 250);
+  ASSERT_EQ(counts.size(), 3u);
+  std::set<std::string> counted;
+  for (const auto &count : counts) {
+    counted.insert(count.at("plugin") + " " + count.at("rule"));
+    EXPECT_TRUE(count.at("attempted").starts_with(std::to_string(250 - kAuditBurst) + " more"))
+        << count.at("attempted");
+  }
+  EXPECT_EQ(counted, (std::set<std::string>{"a launcher-sandboxed-peer",
+                                            "b launcher-sandboxed-peer", "a launcher-request"}));
+}
+
+// Names a client chose cannot grow the sink's memory without bound: past 1,024 plugins a
+// rule's refusals share one bound, and none goes uncounted.
+TEST(Audit, ManyPluginNamesShareOneBoundAndAreStillCounted) {
+  test::AuditCapture audit;
+  const Config config = audit.apply(test::test_config({"off"}, {}));
+  constexpr int kNames = 3000;
+  {
+    AuditSink sink(AuditFormat::json, config.audit_path);
+    for (int i = 0; i < kNames; ++i) {
+      sink.record({"broker", "p" + std::to_string(i), "request-busy", "flood", ""});
+    }
+  }
+  std::uint64_t total = 0;
+  for (const auto &record : audit.records()) {
+    const std::string &attempted = record.at("attempted");
+    total += attempted == "flood" ? 1 : std::stoull(attempted.substr(0, attempted.find(' ')));
+  }
+  EXPECT_EQ(total, static_cast<std::uint64_t>(kNames));
+  EXPECT_LE(audit.records().size(), 1024u + kAuditBurst + 1);
 }
 
 }  // namespace

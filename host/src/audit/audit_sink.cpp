@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <string>
@@ -68,13 +69,73 @@ AuditSink::AuditSink(AuditFormat format, const std::string &path)
 }
 
 AuditSink::~AuditSink() {
+  {
+    std::lock_guard lock(mutex_);
+    close_windows(Clock::time_point::max());
+  }
   if (owns_fd_) ::close(fd_);
 }
 
+void AuditSink::write(const AuditRecord &record) {
+  write_all(fd_, format_ == AuditFormat::json ? format_json(record) : format_text(record));
+}
+
+void AuditSink::close_windows(Clock::time_point now) {
+  for (auto it = windows_.begin(); it != windows_.end();) {
+    Window &window = it->second;
+    if (now != Clock::time_point::max() && now - window.start < kAuditWindow) {
+      ++it;
+      continue;
+    }
+    if (window.unwritten != 0) {
+      AuditRecord count = window.first;
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+          std::min(Clock::now() - window.start, Clock::duration(kAuditWindow)));
+      count.attempted = std::to_string(window.unwritten) + " more refusals of this rule in the " +
+                        std::to_string(seconds.count()) +
+                        " s after its first, not written: " + std::to_string(kAuditBurst) +
+                        " are written per " + std::to_string(kAuditWindow.count()) + " s";
+      count.hint = "the first of them, above, says what was refused";
+      write(count);
+    }
+    it = windows_.erase(it);
+  }
+}
+
 void AuditSink::record(const AuditRecord &record) {
-  std::string line = format_ == AuditFormat::json ? format_json(record) : format_text(record);
   std::lock_guard lock(mutex_);
-  write_all(fd_, line);
+  if (!record.refusal) {
+    write(record);
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  if (now - last_sweep_ >= std::chrono::seconds(1)) {
+    close_windows(now);
+    last_sweep_ = now;
+  }
+  std::string key = record.component + '\0' + record.rule + '\0' + record.plugin;
+  auto it = windows_.find(key);
+  if (it != windows_.end() && now - it->second.start >= kAuditWindow) {
+    // Over since the last sweep: its count goes before this record.
+    close_windows(now);
+    it = windows_.end();
+  }
+  if (it == windows_.end()) {
+    // A plugin's name may be a client's text: past this many keys, plugins share one.
+    constexpr std::size_t kMaxWindows = 1024;
+    if (windows_.size() >= kMaxWindows) {
+      key = record.component + '\0' + record.rule + '\0' + '\0';
+    }
+    it = windows_.try_emplace(key, Window{record, now, 0, 0}).first;
+    if (windows_.size() > kMaxWindows) it->second.first.plugin.clear();
+  }
+  Window &window = it->second;
+  if (window.written < kAuditBurst) {
+    ++window.written;
+    write(record);
+  } else {
+    ++window.unwritten;
+  }
 }
 
 std::unique_ptr<AuditSink> make_audit_sink(AuditFormat format, const std::string &path) {

@@ -1,5 +1,7 @@
 #include <sandbox_host/host/broker/process_identity.hpp>
 
+#include <sandbox_host/host/sandbox_mark.hpp>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
@@ -198,7 +200,7 @@ bool sandboxed(const fs::path &proc_dir, pid_t pid) {
     throw std::system_error(errno, std::generic_category(),
                             "cannot read the mount namespace of process " + std::to_string(pid));
   }
-  return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
+  return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev || carries_sandbox_mark(pid);
 }
 
 std::optional<pid_t> lock_owner(int fd) {
@@ -280,6 +282,10 @@ UniqueFd connection_peer_pidfd(int connection, pid_t pid, const std::filesystem:
       kernel_pidfd >= 0) {
     return UniqueFd(kernel_pidfd);
   }
+  return peer_pidfd_by_holder(connection, pid, proc_dir);
+}
+
+UniqueFd peer_pidfd_by_holder(int connection, pid_t pid, const std::filesystem::path &proc_dir) {
   UniqueFd by_pid = open_pidfd(pid);
   struct stat ours {};
   const auto peer_inode = unix_peer_inode(connection);

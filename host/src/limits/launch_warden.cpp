@@ -45,6 +45,11 @@ constexpr unsigned kIdleCostFactor = 20;
 constexpr std::size_t kMaxWatchesPerLaunch = 256;
 constexpr std::size_t kMaxWatchesPerHost = 4096;
 
+// A descriptor in a unix socket's queue can keep a file with no name on the disk, where no
+// count can see it. Passing one from process to process takes microseconds; one that is
+// still (or again) in flight at every count for this long is being kept there.
+constexpr auto kInFlightGrace = std::chrono::seconds(1);
+
 constexpr std::uint32_t kEvents = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
                                   IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
                                   IN_ONLYDIR;
@@ -87,6 +92,8 @@ struct LaunchWatch::Watched {
   bool dirty = true;
   Clock::time_point next_count{};    // after a change
   Clock::time_point next_recount{};  // without one
+  // Since when every count has found descriptors in flight; max while the last found none.
+  Clock::time_point in_flight_since = Clock::time_point::max();
   std::set<int> watch_descriptors;
 };
 
@@ -275,6 +282,11 @@ class Warden {
     w.dirty = false;
     w.next_count = ended + std::max<Clock::duration>(kLeastGap, cost * kChangedCostFactor);
     w.next_recount = ended + std::max<Clock::duration>(kRecount, cost * kIdleCostFactor);
+    if (usage.in_flight == 0) {
+      w.in_flight_since = Clock::time_point::max();
+    } else if (w.in_flight_since == Clock::time_point::max()) {
+      w.in_flight_since = started;
+    }
     if (!usage.unreadable.empty()) {
       stop(w, "scratch-unreadable",
            "left a directory the host cannot read in " + dirs_words(w.order) + " (" +
@@ -289,14 +301,27 @@ class Warden {
       std::string held = bytes ? rounded_size(usage.bytes) + " (counted so far)"
                                : std::to_string(usage.files) + " names (counted so far)";
       if (bytes && usage.unlinked_bytes != 0) {
-        held +=
-            ", " + rounded_size(usage.unlinked_bytes) + " of it in files with no name left, held open or mapped";
+        held += ", " + rounded_size(usage.unlinked_bytes) +
+                " of it in files with no name left, held open or mapped";
       }
       stop(w, bytes ? "scratch-size-limit" : "scratch-files-limit",
            dirs_words(w.order) + " held more than " + bound + ": " + held +
                "; the host stopped the plugin",
            raise_hint(bytes ? "scratch_size" : "scratch_files", w.order.plugin) +
                ", or have the plugin remove what it no longer needs");
+    } else if (ended - w.in_flight_since >= kInFlightGrace) {
+      stop(w, "scratch-in-flight",
+           "kept " + std::to_string(usage.in_flight) +
+               " descriptor(s) in flight in its unix sockets' queues (SCM_RIGHTS) for more than " +
+               std::to_string(std::chrono::seconds(kInFlightGrace).count()) +
+               " s; a file held only there is on the host's disk where no count sees it, so "
+               "what " +
+               dirs_words(w.order) +
+               " hold cannot be counted against scratch_size: "
+               "the host stopped the plugin",
+           "a plugin takes the descriptors it is sent at once; one that must keep them queued "
+           "needs scratch_size and scratch_files \"unlimited\" in [limits]" +
+               (w.order.plugin.empty() ? "" : " or [plugins." + w.order.plugin + ".limits]"));
     }
   }
 

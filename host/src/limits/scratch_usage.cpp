@@ -74,6 +74,22 @@ DeletedMapping parse_deleted_mapping(const std::string &line) {
   return mapping;
 }
 
+// The descriptors waiting in a unix socket's receive queue (for a listening one, in its
+// queued connections'), as the kernel shows them in the socket's fdinfo ("scm_fds: 2");
+// 0 for any other socket.
+std::uint64_t descriptors_in_queue(const std::string &fdinfo) {
+  std::ifstream info(fdinfo);
+  for (std::string line; std::getline(info, line);) {
+    if (!line.starts_with("scm_fds:")) continue;
+    try {
+      return std::stoull(line.substr(std::strlen("scm_fds:")));
+    } catch (const std::exception &) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
 struct DirCloser {
   void operator()(DIR *dir) const noexcept { ::closedir(dir); }
 };
@@ -145,17 +161,21 @@ ScratchUsage ScratchCounter::count(std::uint64_t max_bytes, std::uint64_t max_fi
     add(st);
     usage.unlinked_bytes += usage.bytes - before;
   };
+  std::set<ino_t> sockets;
   for (pid_t pid : processes) {
     // A process that is gone, or that made itself undumpable where the host may not look
     // (a plugin under Landlock as the same user): its descriptors are not counted.
-    const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
-    UniqueFd fds(::open(fd_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const std::string proc = "/proc/" + std::to_string(pid);
+    UniqueFd fds(::open((proc + "/fd").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fds) continue;
     std::unique_ptr<DIR, DirCloser> listing(::fdopendir(::dup(fds.get())));
     if (!listing) continue;
     while (const dirent *entry = ::readdir(listing.get())) {
       struct stat st {};
       if (entry->d_name[0] == '.' || ::fstatat(fds.get(), entry->d_name, &st, 0) != 0) continue;
+      if (S_ISSOCK(st.st_mode) && sockets.insert(st.st_ino).second) {
+        usage.in_flight += descriptors_in_queue(proc + "/fdinfo/" + entry->d_name);
+      }
       if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || devices.count(st.st_dev) == 0) continue;
       add_unlinked(st);
       if (usage.over) return usage;

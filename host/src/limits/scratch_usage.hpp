@@ -1,8 +1,8 @@
 // What a launch's writable directories hold on the host's disk, as its watch counts it
 // (launch_warden.hpp): the names below them, the bytes of each inode once (a hard link or
 // TmpDir inside SocketDir counts once: its allocated blocks, a regular file at least its
-// size), and the files the plugin still holds open or mapped after removing their last
-// name, which no walk of the directories finds.
+// size), the files the plugin still holds open or mapped after removing their last name,
+// which no walk of the directories finds, and how many descriptors it keeps in flight.
 #pragma once
 
 #include <sandbox_host/unique_fd.hpp>
@@ -18,12 +18,16 @@
 namespace sandbox_host {
 
 struct ScratchUsage {
-  std::uint64_t bytes = 0;           // with unlinked_bytes
-  std::uint64_t files = 0;           // names below the roots, directories included
+  std::uint64_t bytes = 0;  // with unlinked_bytes
+  std::uint64_t files = 0;  // names below the roots, directories included
   // In files with no name left that a plugin's process holds open or mapped: the whole file,
   // or, where the host may not open a mapped one (map_files needs CAP_SYS_ADMIN), what is
   // mapped of it.
   std::uint64_t unlinked_bytes = 0;
+  // Descriptors waiting in the queues of the unix sockets the launch's processes hold
+  // (SCM_RIGHTS): a file kept only that way is on the disk, and no /proc file shows which
+  // or how large, nor what a socket in such a queue holds in its own.
+  std::uint64_t in_flight = 0;
   // A directory that could not be opened or read, and why: what it holds cannot be counted.
   std::string unreadable;
   bool over = false;  // the count stopped early, past a bound

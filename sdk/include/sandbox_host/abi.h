@@ -212,7 +212,7 @@ typedef struct sh_requester {
   int32_t pidfd; /* -1 where the kernel has no pidfd */
   uint32_t uid;
   sh_str cwd;
-  int32_t sandboxed; /* runs in another mount namespace than the broker */
+  int32_t sandboxed; /* another mount namespace than the broker's, or the sandbox mark */
   /* Since 1.2: "NAME=VALUE" for each variable named in ops.<name>.requester_env that the
    * requester's environment has. */
   sh_str_list env;

@@ -2,6 +2,7 @@
 // process tree, uids, working directories and environments, mount namespaces, POSIX and
 // open-file-description locks, and pidfds across an exit.
 #include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/sandbox_mark.hpp>
 
 #include <fixtures.hpp>
 #include <process.hpp>
@@ -346,6 +347,36 @@ TEST(UnixPeerInode, NamesTheOtherEndSoOnlyItsHolderPassesAsThePeer) {
   EXPECT_EQ(unix_peer_inode(held.fd.get()), std::nullopt);
 }
 
+// The whole way before Linux 6.5 (SO_PEERPIDFD), run on any kernel: a pid is taken for the
+// peer only while its process holds the other end, and a peer that exited names no one.
+TEST(PeerPidfdByHolder, PinsThePeerThatHoldsTheOtherEndAndNoOtherProcess) {
+  int ends[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0);
+  UniqueFd ours(ends[0]), theirs(ends[1]);
+  Child peer([] { return 0; });
+  const int far = theirs.get();
+  Child other([far] { return ::close(far); });
+  ASSERT_EQ(peer.result(), 0);
+  ASSERT_EQ(other.result(), 0);
+  theirs.reset();
+
+  const UniqueFd pinned = peer_pidfd_by_holder(ours.get(), peer.pid(), kProc);
+  ASSERT_TRUE(pinned);
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(pinned.get()));
+  std::string pid_line;
+  for (std::string line; std::getline(info, line);) {
+    if (line.starts_with("Pid:")) pid_line = line;
+  }
+  EXPECT_EQ(pid_line, "Pid:\t" + std::to_string(peer.pid()));
+  // A process that holds no end of this connection: the pid a reused number would name.
+  EXPECT_FALSE(peer_pidfd_by_holder(ours.get(), other.pid(), kProc));
+  EXPECT_FALSE(peer_pidfd_by_holder(ours.get(), ::getpid(), kProc));
+  // The peer gone, reaped or not: no pidfd.
+  peer.release();
+  ASSERT_TRUE(peer.reap());
+  EXPECT_FALSE(peer_pidfd_by_holder(ours.get(), peer.pid(), kProc));
+}
+
 // ---- descendants ----------------------------------------------------------------------------
 
 TEST(Descendants, FindsAChildAndItsGrandchild) {
@@ -473,6 +504,17 @@ TEST(Sandboxed, IsTrueForNobodyUnderUnshareUrm) {
   }
   EXPECT_TRUE(sandboxed(kProc, process.pid()));
   EXPECT_EQ(process_uid(kProc, process.pid()), kNobody);
+}
+
+// A Landlock sandbox keeps the host's mount namespace; the mark stage 1 puts on every
+// process of a sandbox tells it.
+TEST(Sandboxed, IsTrueForAChildThatCarriesTheSandboxMark) {
+  Child child([] {
+    mark_this_process_sandboxed();
+    return 0;
+  });
+  ASSERT_EQ(child.result(), 0);
+  EXPECT_TRUE(sandboxed(kProc, child.pid()));
 }
 
 TEST(Sandboxed, ThrowsForAGoneProcess) {

@@ -4,7 +4,10 @@
 // connection refused. Text for people, JSON lines for machines.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +26,15 @@ struct AuditRecord {
 
 enum class AuditFormat { text, json };
 
+// Refusals are written at most kAuditBurst per kAuditWindow for each component, plugin and
+// rule: a client that makes the host refuse it in a loop (a sandbox dialing the launch
+// service, a request the broker refuses) must not fill the disk or bury other records. The
+// ones past the bound are counted, and the count is written as one record of that rule when
+// its window is over and the sink writes again, or when the sink closes. What was let
+// through is always written.
+inline constexpr unsigned kAuditBurst = 100;
+inline constexpr std::chrono::seconds kAuditWindow{60};
+
 class AuditSink {
  public:
   // Writes to stderr.
@@ -36,10 +48,25 @@ class AuditSink {
   void record(const AuditRecord &record);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  struct Window {
+    AuditRecord first;  // whose component, plugin and rule the count's record names
+    Clock::time_point start;
+    unsigned written = 0;
+    std::uint64_t unwritten = 0;
+  };
+
+  void write(const AuditRecord &record);
+  // Writes the count of each window over before now (each one, when now is max) and
+  // forgets it.
+  void close_windows(Clock::time_point now);
+
   AuditFormat format_;
   int fd_;
   bool owns_fd_;
   std::mutex mutex_;
+  std::map<std::string, Window> windows_;
+  Clock::time_point last_sweep_{};
 };
 
 // One line whatever the fields hold: their bytes as escape_text (text_escape.hpp) shows

@@ -37,7 +37,10 @@ struct Origin {
 Origin origin(const std::filesystem::path &proc_dir, pid_t pid,
               const std::vector<std::string> &keys);
 
-// Whether process pid runs in another mount namespace than proc_dir's own process ("self").
+// Whether process pid is sandboxed: it runs in another mount namespace than proc_dir's own
+// process ("self"), as under the namespaces backend or bubblewrap, or it carries the mark
+// every process of a sandbox-host sandbox carries (sandbox_mark.hpp), as under Landlock,
+// which keeps the host's mount namespace. Throws std::system_error when it is gone.
 bool sandboxed(const std::filesystem::path &proc_dir, pid_t pid);
 
 // The pid, in this process's pid namespace, of the process holding a POSIX record lock on
@@ -61,6 +64,11 @@ UniqueFd open_pidfd(pid_t pid);
 // process holds the other end of this very connection, so that a pid reused since the
 // connect cannot stand in for the peer. Invalid when neither names it.
 UniqueFd connection_peer_pidfd(int connection, pid_t pid, const std::filesystem::path &proc_dir);
+
+// connection_peer_pidfd's way before Linux 6.5, on its own so that a newer kernel tests it:
+// a pidfd of pid, kept only if pid holds the other end of connection (sock_diag's
+// UNIX_DIAG_PEER) and still runs once that was read.
+UniqueFd peer_pidfd_by_holder(int connection, pid_t pid, const std::filesystem::path &proc_dir);
 // Whether the process of pidfd still runs (it has not exited).
 bool running(int pidfd);
 
