@@ -224,7 +224,10 @@ template <class Launch>
     leave_host_root(host_mounts);
     if (tree == Tree::plugin) build_plugin_root(system);
     if (network != Network::outbound) bring_up_loopback();
-    if (::sethostname("sandbox", 7) != 0) throw_errno("uts", "sethostname");
+    // A container's seccomp profile refuses it without CAP_SYS_ADMIN in the container's own
+    // user namespace (podman's and Docker's do): the sandbox then keeps the container's
+    // name, as probe says.
+    if (::sethostname("sandbox", 7) != 0 && errno != EPERM) throw_errno("uts", "sethostname");
     // Needs no Spec, and dropping the bounding set is one call per capability.
     backends::drop_bounding_set();
     const Spec spec = launch.take();

@@ -65,6 +65,28 @@ void explain_refusal(int error, const std::string &proc_root, ProbeReport &repor
   }
 }
 
+void explain_container_limits(bool empty_proc, bool fixed_hostname, ProbeReport &report) {
+  std::string warning = "degraded:";
+  if (empty_proc) {
+    warning +=
+        " the sandbox gets an empty /proc: this host's /proc hides some of its paths (a "
+        "container masks /proc/kcore, /proc/sys and others), so the kernel refuses a fresh "
+        "/proc in a user namespace, and the host's own would show its other processes; a "
+        "plugin that reads /proc (its /proc/self, /dev/fd) fails";
+    report.hint =
+        "give the container an unmasked /proc (Kubernetes: procMount: Unmasked with "
+        "hostUsers: false; podman: --security-opt unmask=/proc/*; docker: --security-opt "
+        "systempaths=unconfined), or choose the landlock backend, which grants a plugin its "
+        "own /proc/<pid> but no namespaces";
+  }
+  if (fixed_hostname) {
+    warning += std::string(empty_proc ? ";" : "") +
+               " the sandbox keeps this host's name: a seccomp filter on this process (a "
+               "container's profile) refuses sethostname";
+  }
+  report.warning = warning;
+}
+
 ProbeReport probe_user_namespaces() {
   ProbeReport report;
   int pipe_fds[2];
@@ -106,7 +128,25 @@ ProbeReport probe_user_namespaces() {
     if (result == 0 && ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
       result = errno;
     }
-    ssize_t ignored = ::write(pipe_fds[1], &result, sizeof result);
+    const int hostname_result = result == 0 && ::sethostname("sandbox", 7) != 0 ? errno : 0;
+    // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid namespace.
+    int proc_result = 0;
+    if (result == 0) {
+      const pid_t init = ::fork();
+      if (init == 0) {
+        const int mounted =
+            ::mount("proc", "/tmp", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") == 0
+                ? 0
+                : errno;
+        ::_exit(mounted);
+      }
+      int status = 0;
+      proc_result = init < 0                                                   ? errno
+                    : ::waitpid(init, &status, 0) == init && WIFEXITED(status) ? WEXITSTATUS(status)
+                                                                               : ECHILD;
+    }
+    const int results[3] = {result, proc_result, hostname_result};
+    ssize_t ignored = ::write(pipe_fds[1], results, sizeof results);
     (void)ignored;
     ::_exit(0);
   }
@@ -115,16 +155,28 @@ ProbeReport probe_user_namespaces() {
   // The child writes its result and exits; bounded, so one stuck in the kernel cannot hold
   // the probe.
   int result = ETIMEDOUT;
+  int proc_result = 0;
+  int hostname_result = 0;
   pollfd ready{pipe_fds[0], POLLIN, 0};
   if (::poll(&ready, 1, 1000) == 1) {
-    int reported = 0;
-    result = ::read(pipe_fds[0], &reported, sizeof reported) == sizeof reported ? reported : -1;
+    int reported[3] = {};
+    const bool whole = ::read(pipe_fds[0], reported, sizeof reported) == sizeof reported;
+    result = whole ? reported[0] : -1;
+    proc_result = whole ? reported[1] : 0;
+    hostname_result = whole ? reported[2] : 0;
   }
   ::close(pipe_fds[0]);
   if (result == ETIMEDOUT) ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
 
-  if (result == 0) {
+  if (result == 0 && (proc_result == EPERM || hostname_result == EPERM)) {
+    report.available = true;
+    explain_container_limits(proc_result == EPERM, hostname_result == EPERM, report);
+  } else if (result == 0 && proc_result != 0) {
+    report.reason =
+        std::string("mounting the sandbox's /proc failed: ") + std::strerror(proc_result);
+    report.hint = "check the LSM policy (AppArmor, SELinux) on mounts in user namespaces";
+  } else if (result == 0) {
     report.available = true;
   } else if (result == ETIMEDOUT) {
     report.reason = "creating a user namespace did not finish within a second";

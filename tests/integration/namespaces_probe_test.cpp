@@ -102,5 +102,74 @@ TEST(NamespacesProbe, AForcedNamespacesBackendThatCannotWorkIsRefused) {
       << result.err;
 }
 
+// A container masks paths of its /proc (podman and Docker bind /dev/null over /proc/kcore and
+// others, and mount /proc/sys read-only), and the kernel then refuses a fresh /proc in a user
+// namespace. The test mounts /proc/sys read-only in a mount namespace of its own and
+// launches there, as root and as nobody: probe keeps
+// namespaces, degraded, says why and what would give more, and the launch gets an empty
+// /proc, never the host's.
+struct MaskedProcCase {
+  bool nobody;
+};
+
+class MaskedProc : public ::testing::TestWithParam<MaskedProcCase> {
+ protected:
+  // argv run as the case's user inside a mount namespace whose /proc/sys is a read-only
+  // mount of its own, as in a container.
+  ProcessResult run_masked(const std::vector<std::string> &argv) const {
+    if (::geteuid() != 0) return {};
+    std::vector<std::string> masked{
+        "/usr/bin/unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && "
+        "exec \"$@\"",
+        "sh"};
+    if (GetParam().nobody) {
+      const auto nobody = test::as_nobody();
+      masked.insert(masked.end(), nobody.begin(), nobody.end());
+    }
+    masked.insert(masked.end(), argv.begin(), argv.end());
+    return run_process(masked, test::with_env(kEnv));
+  }
+
+  test::UnprivilegedInstall install_;
+};
+
+TEST_P(MaskedProc, ProbeKeepsNamespacesDegradedAndSaysWhatWouldGiveMore) {
+  if (::geteuid() != 0) GTEST_SKIP() << "masking /proc/sys needs root";
+  const ProcessResult result = run_masked({install_.sandbox_host(), "probe", "--json"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  auto out = Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(out->getValue<std::string>("chosen"), "namespaces") << result.out;
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces) << result.out;
+  EXPECT_TRUE(namespaces->getValue<bool>("available"));
+  EXPECT_TRUE(namespaces->getValue<std::string>("warning").starts_with(
+      "degraded: the sandbox gets an empty /proc: this host's /proc hides some of its paths"))
+      << namespaces->getValue<std::string>("warning");
+  EXPECT_NE(namespaces->getValue<std::string>("hint").find("procMount: Unmasked"),
+            std::string::npos);
+}
+
+TEST_P(MaskedProc, TheLaunchGetsAnEmptyProcAndTheRestOfTheSandbox) {
+  if (::geteuid() != 0) GTEST_SKIP() << "masking /proc/sys needs root";
+  const ProcessResult result =
+      run_masked({install_.sandbox_host(), "run", "--backend", "namespaces", "--", "/bin/sh", "-c",
+                  "ls -A /proc | wc -l; ls -d /oldroot /root /work 2>/dev/null | wc -l; hostname; "
+                  "head -c 5 /etc/passwd; echo"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  // Nothing in /proc; none of the host's directories; the sandbox's own name; system files.
+  EXPECT_EQ(result.out, "0\n0\nsandbox\nroot:\n") << result.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Users, MaskedProc,
+                         ::testing::Values(MaskedProcCase{false}, MaskedProcCase{true}),
+                         [](const auto &info) { return info.param.nobody ? "nobody" : "root"; });
+
 }  // namespace
 }  // namespace sandbox_host

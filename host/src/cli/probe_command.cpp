@@ -190,7 +190,8 @@ int run_probe(const ProbeOptions &options) {
       } else {
         std::cout << std::setw(12) << (s.available ? "available" : "unavailable") << note << "\n";
       }
-      if (!s.available && !s.hint.empty())
+      // An available backend's hint says what would give it more (a degraded one's).
+      if (!s.hint.empty())
         std::cout << std::setw(25) << ""
                   << "hint: " << s.hint << "\n";
       if (!s.warning.empty())
