@@ -22,7 +22,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -33,12 +35,32 @@ namespace {
 
 using backends::throw_errno;
 
-// Why the kernel offers no Landlock: the LSM list names it or not.
-ProbeReport unavailable() {
+// Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2").
+bool under_seccomp_filter() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("Seccomp:")) return line.find('2') != std::string::npos;
+  }
+  return false;
+}
+
+// Why Landlock cannot be used here, from landlock_create_ruleset's error: refused by a
+// seccomp filter (a container's profile answers EPERM to what it does not list; the kernel
+// itself answers ENOSYS or EOPNOTSUPP), or not in the kernel, where the LSM list names it or
+// not.
+ProbeReport unavailable(int error) {
   ProbeReport report;
   std::ifstream lsm("/sys/kernel/security/lsm");
   std::string active;
-  if (std::getline(lsm, active) && active.find("landlock") == std::string::npos) {
+  if ((error == EPERM || error == EACCES) && under_seccomp_filter()) {
+    report.reason = std::string("landlock_create_ruleset failed: ") + std::strerror(error) +
+                    " (a seccomp filter on this process, as a container runtime installs, "
+                    "refuses it)";
+    report.hint =
+        "run the container with a seccomp profile that allows landlock_create_ruleset, "
+        "landlock_add_rule and landlock_restrict_self (current Docker, containerd and "
+        "podman profiles do)";
+  } else if (std::getline(lsm, active) && active.find("landlock") == std::string::npos) {
     report.reason = "Landlock is not among the kernel's active security modules (" + active + ")";
     report.hint = "boot with lsm=" + active +
                   ",landlock, or build the kernel with landlock in "
@@ -90,7 +112,7 @@ template <class TakeLaunch>
 [[noreturn]] void contain(Network network, TakeLaunch take_launch) {
   if (network == Network::proxied) throw backends::SetupError("network", kNoProxied);
   const int abi = kernel_abi();
-  if (abi < 1) throw backends::SetupError("landlock", unavailable().reason);
+  if (abi < 1) throw backends::SetupError("landlock", unavailable(errno).reason);
   const AbiRights rights = rights_for(abi);
   const SystemPolicy policy = system_policy(network, rights);
   Ruleset ruleset(policy.attr);
@@ -122,7 +144,7 @@ class LandlockBackend final : public Backend {
  public:
   ProbeReport probe() override {
     const int abi = kernel_abi();
-    if (abi < 1) return unavailable();
+    if (abi < 1) return unavailable(errno);
     ProbeReport report;
     report.available = true;
     report.landlock_abi = abi;

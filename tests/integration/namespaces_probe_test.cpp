@@ -102,6 +102,32 @@ TEST(NamespacesProbe, AForcedNamespacesBackendThatCannotWorkIsRefused) {
       << result.err;
 }
 
+// A container profile older than Landlock answers EPERM to its system calls, as to all it
+// does not list: probe says a seccomp filter refused it (not that the kernel lacks it), no
+// backend is chosen, and a launch is refused before anything runs.
+TEST(NamespacesProbe, NamesASeccompFilterThatRefusesLandlockToo) {
+  const ProcessResult result = run_process(
+      {DENY_USERNS, "--and-landlock", SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
+  EXPECT_EQ(result.code, 1) << "probe's status where no backend works" << result.err;
+  auto landlock = backend_named(result, "landlock");
+  ASSERT_TRUE(landlock) << result.out << result.err;
+  EXPECT_FALSE(landlock->getValue<bool>("available"));
+  EXPECT_EQ(landlock->getValue<std::string>("reason"),
+            "landlock_create_ruleset failed: Operation not permitted (a seccomp filter on this "
+            "process, as a container runtime installs, refuses it)");
+  EXPECT_NE(landlock->getValue<std::string>("hint").find("landlock_restrict_self"),
+            std::string::npos);
+  auto out = Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_TRUE(out->isNull("chosen")) << result.out;
+
+  const ProcessResult launch =
+      run_process({DENY_USERNS, "--and-landlock", SANDBOX_HOST_EXE, "run", "--", "/bin/true"},
+                  test::with_env(kEnv));
+  EXPECT_EQ(launch.code, 125) << launch.err;
+  EXPECT_NE(launch.err.find("no sandbox backend works on this host"), std::string::npos)
+      << launch.err;
+}
+
 // A container masks paths of its /proc (podman and Docker bind /dev/null over /proc/kcore and
 // others, and mount /proc/sys read-only), and the kernel then refuses a fresh /proc in a user
 // namespace. The test mounts /proc/sys read-only in a mount namespace of its own and
