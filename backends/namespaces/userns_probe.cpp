@@ -32,6 +32,17 @@ std::string seccomp_mode(const std::string &proc_root) {
   return "";
 }
 
+// The steps of the probe's child that can fail, in order.
+enum class ProbeStep : int { none, user_namespace, id_maps, mount };
+
+// What the probe's child writes to its parent: a plain struct, written whole by one write.
+struct ChildReport {
+  ProbeStep failed = ProbeStep::none;
+  int error = 0;           // of the failed step
+  int proc_error = 0;      // mounting the sandbox's /proc from pid 1 of the new pid namespace
+  int hostname_error = 0;  // sethostname in the new uts namespace
+};
+
 }  // namespace
 
 void explain_refusal(int error, const std::string &proc_root, ProbeReport &report) {
@@ -106,7 +117,8 @@ ProbeReport probe_user_namespaces() {
     return report;
   }
   if (child == 0) {
-    // Reports errno of the first step that fails; 0 when every one worked.
+    // Reports the first step that fails and its errno, and what the sandbox's init would
+    // meet beyond them.
     auto write_file = [](const char *path, const char *text, size_t size) {
       int fd = ::open(path, O_WRONLY | O_CLOEXEC);
       if (fd < 0) return errno;
@@ -114,24 +126,33 @@ ProbeReport probe_user_namespaces() {
       ::close(fd);
       return result;
     };
-    int result = 0;
+    ChildReport child_report;
+    auto fail = [&child_report](ProbeStep step, int error) {
+      child_report.failed = step;
+      child_report.error = error;
+    };
     // Network and ipc namespaces are left out: they cost most of the probe's time (a network
     // namespace alone is ~0.4 ms here, docs/benchmarks.md) and the settings that refuse
     // sandboxes (user namespace limits, AppArmor, container seccomp) refuse the user
     // namespace already.
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS) != 0) {
-      result = errno;
+      fail(ProbeStep::user_namespace, errno);
     }
-    if (result == 0) result = write_file("/proc/self/setgroups", "deny", 4);
-    if (result == 0) result = write_file("/proc/self/uid_map", uid_map.data(), uid_map.size());
-    if (result == 0) result = write_file("/proc/self/gid_map", gid_map.data(), gid_map.size());
-    if (result == 0 && ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
-      result = errno;
+    int error = 0;
+    if (child_report.failed == ProbeStep::none &&
+        ((error = write_file("/proc/self/setgroups", "deny", 4)) != 0 ||
+         (error = write_file("/proc/self/uid_map", uid_map.data(), uid_map.size())) != 0 ||
+         (error = write_file("/proc/self/gid_map", gid_map.data(), gid_map.size())) != 0)) {
+      fail(ProbeStep::id_maps, error);
     }
-    const int hostname_result = result == 0 && ::sethostname("sandbox", 7) != 0 ? errno : 0;
-    // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid namespace.
-    int proc_result = 0;
-    if (result == 0) {
+    if (child_report.failed == ProbeStep::none &&
+        ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
+      fail(ProbeStep::mount, errno);
+    }
+    if (child_report.failed == ProbeStep::none) {
+      child_report.hostname_error = ::sethostname("sandbox", 7) != 0 ? errno : 0;
+      // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid
+      // namespace.
       const pid_t init = ::fork();
       if (init == 0) {
         const int mounted =
@@ -141,51 +162,61 @@ ProbeReport probe_user_namespaces() {
         ::_exit(mounted);
       }
       int status = 0;
-      proc_result = init < 0                                                   ? errno
-                    : ::waitpid(init, &status, 0) == init && WIFEXITED(status) ? WEXITSTATUS(status)
-                                                                               : ECHILD;
+      child_report.proc_error = init < 0 ? errno
+                                : ::waitpid(init, &status, 0) == init && WIFEXITED(status)
+                                    ? WEXITSTATUS(status)
+                                    : ECHILD;
     }
-    const int results[3] = {result, proc_result, hostname_result};
-    ssize_t ignored = ::write(pipe_fds[1], results, sizeof results);
+    ssize_t ignored = ::write(pipe_fds[1], &child_report, sizeof child_report);
     (void)ignored;
     ::_exit(0);
   }
   ::close(pipe_fds[1]);
 
-  // The child writes its result and exits; bounded, so one stuck in the kernel cannot hold
+  // The child writes its report and exits; bounded, so one stuck in the kernel cannot hold
   // the probe.
-  int result = ETIMEDOUT;
-  int proc_result = 0;
-  int hostname_result = 0;
+  ChildReport child_report;
+  bool reported = false;
   pollfd ready{pipe_fds[0], POLLIN, 0};
-  if (::poll(&ready, 1, 1000) == 1) {
-    int reported[3] = {};
-    const bool whole = ::read(pipe_fds[0], reported, sizeof reported) == sizeof reported;
-    result = whole ? reported[0] : -1;
-    proc_result = whole ? reported[1] : 0;
-    hostname_result = whole ? reported[2] : 0;
+  const bool answered = ::poll(&ready, 1, 1000) == 1;
+  if (answered) {
+    reported = ::read(pipe_fds[0], &child_report, sizeof child_report) == sizeof child_report;
   }
   ::close(pipe_fds[0]);
-  if (result == ETIMEDOUT) ::kill(child, SIGKILL);
+  if (!answered) ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
 
-  if (result == 0 && (proc_result == EPERM || hostname_result == EPERM)) {
-    report.available = true;
-    explain_container_limits(proc_result == EPERM, hostname_result == EPERM, report);
-  } else if (result == 0 && proc_result != 0) {
-    report.reason =
-        std::string("mounting the sandbox's /proc failed: ") + std::strerror(proc_result);
-    report.hint = "check the LSM policy (AppArmor, SELinux) on mounts in user namespaces";
-  } else if (result == 0) {
-    report.available = true;
-  } else if (result == ETIMEDOUT) {
+  if (!answered) {
     report.reason = "creating a user namespace did not finish within a second";
-  } else if (result < 0) {
+  } else if (!reported) {
     report.reason =
         "the probe's child died before it could report (killed by a seccomp filter "
         "or a security module?)";
+  } else if (child_report.failed == ProbeStep::user_namespace) {
+    explain_refusal(child_report.error, "/proc", report);
+  } else if (child_report.failed == ProbeStep::id_maps) {
+    report.reason = std::string("writing the new user namespace's uid and gid maps failed: ") +
+                    std::strerror(child_report.error);
+    report.hint = "check the LSM policy (AppArmor, SELinux) on /proc/<pid>/uid_map";
+  } else if (child_report.failed == ProbeStep::mount) {
+    report.reason = std::string("mounting a tmpfs in the new mount namespace failed: ") +
+                    std::strerror(child_report.error) +
+                    " (a security module refuses it, as AppArmor's docker-default profile "
+                    "refuses mounts)";
+    report.hint =
+        "run the container with an AppArmor profile that allows mount in a user namespace "
+        "(Kubernetes: appArmorProfile, docker/podman: --security-opt apparmor=...), or use "
+        "the landlock backend";
+  } else if (child_report.proc_error != 0 && child_report.proc_error != EPERM) {
+    report.reason = std::string("mounting the sandbox's /proc failed: ") +
+                    std::strerror(child_report.proc_error);
+    report.hint = "check the LSM policy (AppArmor, SELinux) on mounts in user namespaces";
   } else {
-    explain_refusal(result, "/proc", report);
+    report.available = true;
+    if (child_report.proc_error == EPERM || child_report.hostname_error == EPERM) {
+      explain_container_limits(child_report.proc_error == EPERM,
+                               child_report.hostname_error == EPERM, report);
+    }
   }
   return report;
 }
