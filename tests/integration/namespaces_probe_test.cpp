@@ -102,6 +102,23 @@ TEST(NamespacesProbe, AForcedNamespacesBackendThatCannotWorkIsRefused) {
       << result.err;
 }
 
+// A security module that refuses mounts (AppArmor's docker-default profile in a container)
+// leaves the user namespace working and every sandbox failing: probe names the mount, not
+// the user namespace, and chooses landlock.
+TEST(NamespacesProbe, NamesASecurityModuleThatRefusesMounts) {
+  const ProcessResult result =
+      run_process({DENY_MOUNT, SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
+  EXPECT_EQ(result.code, 0) << result.err;
+  expect_landlock_chosen(result);
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces) << result.out << result.err;
+  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  EXPECT_TRUE(namespaces->getValue<std::string>("reason").starts_with(
+      "mounting a tmpfs in the new mount namespace failed: Permission denied"))
+      << namespaces->getValue<std::string>("reason");
+  EXPECT_NE(namespaces->getValue<std::string>("hint").find("AppArmor profile"), std::string::npos);
+}
+
 // A container profile older than Landlock answers EPERM to its system calls, as to all it
 // does not list: probe says a seccomp filter refused it (not that the kernel lacks it), no
 // backend is chosen, and a launch is refused before anything runs.
