@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 namespace sandbox_host::namespaces {
@@ -98,8 +100,39 @@ void explain_container_limits(bool empty_proc, bool fixed_hostname, ProbeReport 
   report.warning = warning;
 }
 
+bool fresh_proc_certain(const std::string &mountinfo) {
+  std::istringstream lines(mountinfo);
+  bool proc_seen = false, fits = false;
+  for (std::string line; std::getline(lines, line);) {
+    // "36 25 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:13 - proc proc rw"
+    std::istringstream fields(line);
+    std::string id, parent, device, root, mount_point, options;
+    if (!(fields >> id >> parent >> device >> root >> mount_point >> options)) continue;
+    if (mount_point == "/proc") {
+      // The one mounted last is the one seen; a new procfs must keep what it locks: read-
+      // write, and the access-time mode the init's mount gets (relatime, the default).
+      proc_seen = true;
+      const std::string with_commas = "," + options + ",";
+      fits = with_commas.find(",rw,") != std::string::npos &&
+             with_commas.find(",relatime,") != std::string::npos;
+    } else if (mount_point.starts_with("/proc/") && mount_point != "/proc/sys/fs/binfmt_misc") {
+      // binfmt_misc is mounted on a directory that is always empty, which hides nothing.
+      return false;
+    }
+  }
+  return proc_seen && fits;
+}
+
 ProbeReport probe_user_namespaces() {
   ProbeReport report;
+  // The fresh /proc is tried (from pid 1 of a new pid namespace, ~0.2-0.5 ms more) only
+  // where the host's is not certain to allow it.
+  std::string mountinfo;
+  {
+    std::ifstream in("/proc/self/mountinfo");
+    mountinfo.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const bool try_proc = !fresh_proc_certain(mountinfo);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     report.reason = std::string("probe: pipe: ") + std::strerror(errno);
@@ -151,6 +184,8 @@ ProbeReport probe_user_namespaces() {
     }
     if (child_report.failed == ProbeStep::none) {
       child_report.hostname_error = ::sethostname("sandbox", 7) != 0 ? errno : 0;
+    }
+    if (child_report.failed == ProbeStep::none && try_proc) {
       // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid
       // namespace.
       const pid_t init = ::fork();

@@ -14,6 +14,12 @@ namespace sandbox_host::namespaces {
 // degraded (explain_container_limits), as does a refused sethostname.
 ProbeReport probe_user_namespaces();
 
+// Whether the kernel will mount a fresh procfs in a new user namespace, as the host's
+// /proc is seen in mountinfo (the text of /proc/self/mountinfo): nothing mounted below it
+// that could hide a path (binfmt_misc excepted), and mounted read-write with relatime, which
+// a new procfs must keep. False where it cannot tell, and then probe tries one for real.
+bool fresh_proc_certain(const std::string &mountinfo);
+
 // The warning (and hint) of a backend whose sandbox gets an empty /proc, or keeps the host's
 // name, because of what a container refuses.
 void explain_container_limits(bool empty_proc, bool fixed_hostname, ProbeReport &report);

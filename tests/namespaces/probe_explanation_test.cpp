@@ -86,5 +86,36 @@ TEST(ProbeExplanation, NothingKnownSaysSoAndPointsAtLandlock) {
   EXPECT_NE(report.hint.find("landlock"), std::string::npos);
 }
 
+// Whether probe may skip trying a fresh /proc: only where the host's hides nothing and its
+// options are those a new one keeps. Lines as /proc/self/mountinfo writes them.
+constexpr const char *kRoot = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n";
+constexpr const char *kProc =
+    "25 22 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:13 - proc proc rw\n";
+
+TEST(FreshProcCertain, ForAHostProcWithNothingBelowIt) {
+  EXPECT_TRUE(fresh_proc_certain(std::string(kRoot) + kProc));
+  EXPECT_TRUE(fresh_proc_certain(
+      std::string(kRoot) + kProc +
+      "40 25 0:35 / /proc/sys/fs/binfmt_misc rw,relatime shared:20 - autofs systemd-1 rw\n"));
+}
+
+TEST(FreshProcCertain, NotForAContainersMaskedProc) {
+  const std::string container =
+      std::string(kRoot) + kProc +
+      "30 25 0:22 /sys /proc/sys ro,nosuid,nodev,noexec,relatime - proc proc rw\n";
+  EXPECT_FALSE(fresh_proc_certain(container));
+  EXPECT_FALSE(fresh_proc_certain(std::string(kRoot) + kProc +
+                                  "31 25 0:5 /null /proc/kcore rw,nosuid - devtmpfs udev rw\n"));
+}
+
+TEST(FreshProcCertain, NotForOptionsANewProcWouldNotKeep) {
+  EXPECT_FALSE(fresh_proc_certain(
+      std::string(kRoot) + "25 22 0:22 / /proc ro,nosuid,nodev,noexec,relatime - proc proc ro\n"));
+  EXPECT_FALSE(fresh_proc_certain(
+      std::string(kRoot) + "25 22 0:22 / /proc rw,nosuid,nodev,noexec,noatime - proc proc rw\n"));
+  EXPECT_FALSE(fresh_proc_certain(kRoot));
+  EXPECT_FALSE(fresh_proc_certain(""));
+}
+
 }  // namespace
 }  // namespace sandbox_host::namespaces
