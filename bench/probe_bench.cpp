@@ -12,6 +12,9 @@
 // each reaped with a blocking waitpid:
 //   BM_ForkExitWaitOnly       fork + _exit + waitpid: the floor of any probe child
 //   BM_ReplicaProbe           the probe child: user, mount, pid and uts namespaces
+//   BM_ReplicaProbePlusProc   the same plus pid 1 of the new pid namespace mounting a fresh
+//                             /proc: what the probe adds where the host's /proc could refuse
+//                             one (a container's)
 //   BM_ReplicaProbePlusNetIpc the same plus net and ipc namespaces (what the probe created
 //                             before it left them out; the difference is their cost)
 // and one step of the sandbox's init that no trace shows from outside:
@@ -57,8 +60,8 @@ void BM_LoadNamespacesModule(benchmark::State &state) {
 }
 
 void BM_NamespacesProbe(benchmark::State &state) {
-  auto module =
-      std::make_shared<const sandbox_host::LoadedModule>(g_module, sandbox_host::ModuleKind::backend);
+  auto module = std::make_shared<const sandbox_host::LoadedModule>(
+      g_module, sandbox_host::ModuleKind::backend);
   const sandbox_host::BackendModule backend(module);
   {
     const auto report = backend.probe();
@@ -79,14 +82,15 @@ void BM_NamespacesProbe(benchmark::State &state) {
 int write_file(const char *path, const std::string &text) {
   int fd = ::open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return errno;
-  int result = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  int result =
+      ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
   ::close(fd);
   return result;
 }
 
 // The probe child's steps (userns_probe.cpp), reaped with a blocking waitpid. Returns the
 // child's exit status: 0 when every step worked, else the errno of the first that failed.
-int replica_probe(int flags) {
+int replica_probe(int flags, bool with_proc = false) {
   const std::string uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1";
   const std::string gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1";
   pid_t child = ::fork();
@@ -99,6 +103,18 @@ int replica_probe(int flags) {
     if (result == 0 && ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
       result = errno;
     }
+    if (result == 0 && with_proc) {
+      const pid_t init = ::fork();
+      if (init == 0) {
+        ::_exit(::mount("proc", "/tmp", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") == 0
+                    ? 0
+                    : errno & 0xff);
+      }
+      int status = 0;
+      result = init > 0 && ::waitpid(init, &status, 0) == init && WIFEXITED(status)
+                   ? WEXITSTATUS(status)
+                   : ECHILD;
+    }
     ::_exit(result & 0xff);
   }
   int status = 0;
@@ -108,9 +124,9 @@ int replica_probe(int flags) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
 
-void run_replica(benchmark::State &state, int flags) {
+void run_replica(benchmark::State &state, int flags, bool with_proc = false) {
   for (auto _ : state) {
-    if (int rc = replica_probe(flags); rc != 0) {
+    if (int rc = replica_probe(flags, with_proc); rc != 0) {
       state.SkipWithError(("replica probe failed: " + std::string(std::strerror(rc))).c_str());
       return;
     }
@@ -120,7 +136,12 @@ void run_replica(benchmark::State &state, int flags) {
 // userns_probe.cpp: net and ipc namespaces are left out of the probe.
 constexpr int kProbeFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS;
 
-void BM_ReplicaProbe(benchmark::State &state) { run_replica(state, kProbeFlags); }
+void BM_ReplicaProbe(benchmark::State &state) {
+  run_replica(state, kProbeFlags);
+}
+void BM_ReplicaProbePlusProc(benchmark::State &state) {
+  run_replica(state, kProbeFlags, true);
+}
 void BM_ReplicaProbePlusNetIpc(benchmark::State &state) {
   run_replica(state, kProbeFlags | CLONE_NEWNET | CLONE_NEWIPC);
 }
@@ -160,6 +181,7 @@ BENCHMARK(BM_LoadNamespacesModule)->UseRealTime()->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_NamespacesProbe)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ForkExitWaitOnly)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReplicaProbe)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReplicaProbePlusProc)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReplicaProbePlusNetIpc)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SeccompFilterInChild)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
