@@ -55,24 +55,6 @@ void build_dev(const std::string &dev) {
   set_attributes(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 }
 
-void mount_sandbox_proc(const std::string &target) {
-  // Process directories only: no /proc/sys, /proc/sysrq-trigger or other host-wide file,
-  // which checks the writer's uid, not a capability, and uid 0 stays uid 0 here when the
-  // launcher is root.
-  make_mount_point(target, true);
-  constexpr unsigned long kFlags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  if (::mount("proc", target.c_str(), "proc", kFlags, "subset=pid") == 0) return;
-  if (errno != EPERM) throw_errno(kStep, "mount proc at " + target);
-  // A user namespace may not mount a procfs that shows more than the one it sees, and a
-  // container's masks some of its paths (/proc/kcore, /proc/sys, ...). Binding the
-  // container's /proc instead would show the container's other processes, their environ
-  // among them for the same uid: the sandbox gets an empty /proc.
-  if (::mount("tmpfs", target.c_str(), "tmpfs", kFlags | MS_RDONLY,
-              "mode=0555,size=4k,nr_inodes=1") != 0) {
-    throw_errno(kStep, "mount an empty /proc at " + target);
-  }
-}
-
 }  // namespace
 
 std::vector<MountEntry> plan_system_mounts() {
@@ -136,7 +118,10 @@ void leave_host_root(HostMounts host_mounts) {
 }
 
 void mount_private_filesystems(const std::string &root) {
-  mount_sandbox_proc(root + "/proc");
+  // Process directories only: no /proc/sys, /proc/sysrq-trigger or other host-wide file,
+  // which checks the writer's uid, not a capability, and uid 0 stays uid 0 here when the
+  // launcher is root.
+  mount_fs("proc", root + "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid");
   build_dev(root + "/dev");
   mount_fs("tmpfs", root + "/tmp", MS_NOSUID | MS_NODEV, "mode=1777");
 }

@@ -45,8 +45,7 @@ inline constexpr std::string_view kPluginRoot = "/newroot";
 // namespace: a fresh tmpfs becomes the root, with the host's root reachable below it
 // (host_view()) until finish_mount_tree().
 void leave_host_root(HostMounts host_mounts);
-// A fresh /proc (an empty one where the kernel refuses a fresh one: a container that masks
-// paths of its own), a minimal /dev and a private /tmp below root.
+// A fresh /proc, a minimal /dev and a private /tmp below root.
 void mount_private_filesystems(const std::string &root);
 // Sizes root's /tmp and /dev/shm to the launch's limits (tmpfs size= and nr_inodes=); they
 // are mounted before a prepared sandbox knows its launch.

@@ -17,10 +17,10 @@ UniqueFd listen_on_loopback(std::uint16_t port);
 
 // Accepts connections on listener, for as long as the process lives, and relays each both
 // ways to a new connection to the unix socket at socket_path, each way a RelayDirection
-// (small reads copied, bulk data spliced through a pipe). A side's end of sending (shutdown or close) is passed on once all it sent
-// has been delivered; a connection ends once both sides have finished, or at once when
-// either fails; a client the proxy does not accept within 10 s, or refuses, is reset.
-// Returns only by throwing SetupError, when it cannot go on at all.
+// (small reads copied, bulk data spliced through a pipe). A side's end of sending (shutdown or
+// close) is passed on once all it sent has been delivered; a connection ends once both sides have
+// finished, or at once when either fails; a client the proxy does not accept within 10 s, or
+// refuses, is reset. Returns only by throwing SetupError, when it cannot go on at all.
 [[noreturn]] void relay_forever(UniqueFd listener, const std::string &socket_path);
 
 }  // namespace sandbox_host::namespaces

@@ -78,26 +78,22 @@ void explain_refusal(int error, const std::string &proc_root, ProbeReport &repor
   }
 }
 
-void explain_container_limits(bool empty_proc, bool fixed_hostname, ProbeReport &report) {
-  std::string warning = "degraded:";
-  if (empty_proc) {
-    warning +=
-        " the sandbox gets an empty /proc: this host's /proc hides some of its paths (a "
-        "container masks /proc/kcore, /proc/sys and others), so the kernel refuses a fresh "
-        "/proc in a user namespace, and the host's own would show its other processes; a "
-        "plugin that reads /proc (its /proc/self, /dev/fd) fails";
-    report.hint =
-        "give the container an unmasked /proc (Kubernetes: procMount: Unmasked with "
-        "hostUsers: false; podman: --security-opt unmask=/proc/*; docker: --security-opt "
-        "systempaths=unconfined), or choose the landlock backend, which grants a plugin its "
-        "own /proc/<pid> but no namespaces";
-  }
-  if (fixed_hostname) {
-    warning += std::string(empty_proc ? ";" : "") +
-               " the sandbox keeps this host's name: a seccomp filter on this process (a "
-               "container's profile) refuses sethostname";
-  }
-  report.warning = warning;
+void explain_masked_proc(ProbeReport &report) {
+  report.reason =
+      "mounting the sandbox's /proc failed: Operation not permitted: this host's /proc hides "
+      "some of its paths (a container masks /proc/kcore, /proc/sys and others), and the kernel "
+      "refuses a user namespace a /proc that shows more; the host's own /proc would show its "
+      "other processes, and an empty one fails every plugin that reads /proc";
+  report.hint =
+      "give the container an unmasked /proc (Kubernetes: procMount: Unmasked with hostUsers: "
+      "false; podman: --security-opt unmask=/proc/*; docker: --security-opt "
+      "systempaths=unconfined); until then the landlock backend confines plugins here";
+}
+
+void explain_kept_hostname(ProbeReport &report) {
+  report.warning =
+      "degraded: the sandbox keeps this host's name: a seccomp filter on this process (a "
+      "container's profile) refuses sethostname";
 }
 
 bool fresh_proc_certain(const std::string &mountinfo) {
@@ -232,7 +228,12 @@ ProbeReport probe_user_namespaces() {
   } else if (child_report.failed == ProbeStep::id_maps) {
     report.reason = std::string("writing the new user namespace's uid and gid maps failed: ") +
                     std::strerror(child_report.error);
-    report.hint = "check the LSM policy (AppArmor, SELinux) on /proc/<pid>/uid_map";
+    // The kernel asks CAP_SETFCAP of whoever maps uid 0 (since Linux 5.12).
+    report.hint = ::getuid() == 0 && child_report.error == EPERM
+                      ? "root maps itself only with CAP_SETFCAP, which this process lacks (a "
+                        "container that drops every capability): run sandbox-host as another "
+                        "user, or keep CAP_SETFCAP"
+                      : "check the LSM policy (AppArmor, SELinux) on /proc/<pid>/uid_map";
   } else if (child_report.failed == ProbeStep::mount) {
     report.reason = std::string("mounting a tmpfs in the new mount namespace failed: ") +
                     std::strerror(child_report.error) +
@@ -242,16 +243,15 @@ ProbeReport probe_user_namespaces() {
         "run the container with an AppArmor profile that allows mount in a user namespace "
         "(Kubernetes: appArmorProfile, docker/podman: --security-opt apparmor=...), or use "
         "the landlock backend";
-  } else if (child_report.proc_error != 0 && child_report.proc_error != EPERM) {
+  } else if (child_report.proc_error == EPERM) {
+    explain_masked_proc(report);
+  } else if (child_report.proc_error != 0) {
     report.reason = std::string("mounting the sandbox's /proc failed: ") +
                     std::strerror(child_report.proc_error);
     report.hint = "check the LSM policy (AppArmor, SELinux) on mounts in user namespaces";
   } else {
     report.available = true;
-    if (child_report.proc_error == EPERM || child_report.hostname_error == EPERM) {
-      explain_container_limits(child_report.proc_error == EPERM,
-                               child_report.hostname_error == EPERM, report);
-    }
+    if (child_report.hostname_error == EPERM) explain_kept_hostname(report);
   }
   return report;
 }

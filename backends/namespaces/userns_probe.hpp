@@ -9,9 +9,9 @@ namespace sandbox_host::namespaces {
 
 // Forks a child that creates user, mount, pid and uts namespaces and mounts in them (a
 // tmpfs, and /proc from pid 1 of the new pid namespace, as the sandbox's init does), waits
-// for it at most a second, and, when it fails, names the host setting that stopped it. A
-// /proc refused as too revealing (a container's masked one) leaves the backend available,
-// degraded (explain_container_limits), as does a refused sethostname.
+// for it at most a second, and, when it fails, names the host setting that stopped it: a
+// /proc refused as too revealing (a container's masked one) too. A refused sethostname
+// leaves the backend available, degraded (explain_kept_hostname).
 ProbeReport probe_user_namespaces();
 
 // Whether the kernel will mount a fresh procfs in a new user namespace, as the host's
@@ -20,13 +20,14 @@ ProbeReport probe_user_namespaces();
 // a new procfs must keep. False where it cannot tell, and then probe tries one for real.
 bool fresh_proc_certain(const std::string &mountinfo);
 
-// The warning (and hint) of a backend whose sandbox gets an empty /proc, or keeps the host's
-// name, because of what a container refuses.
-void explain_container_limits(bool empty_proc, bool fixed_hostname, ProbeReport &report);
-
 // Why creating a user namespace failed with error, from the host settings that can refuse
 // one (read under proc_root, normally /proc), most specific first, with the command that
 // would allow it.
 void explain_refusal(int error, const std::string &proc_root, ProbeReport &report);
+
+// Why the backend is unavailable where the kernel refuses the sandbox a fresh /proc.
+void explain_masked_proc(ProbeReport &report);
+// The warning of a backend whose sandbox keeps the host's name.
+void explain_kept_hostname(ProbeReport &report);
 
 }  // namespace sandbox_host::namespaces

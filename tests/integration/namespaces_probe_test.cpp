@@ -119,6 +119,23 @@ TEST(NamespacesProbe, NamesASecurityModuleThatRefusesMounts) {
   EXPECT_NE(namespaces->getValue<std::string>("hint").find("AppArmor profile"), std::string::npos);
 }
 
+// Root without capabilities (a container that drops them all) makes a user namespace but
+// may not map uid 0 into it: the kernel asks CAP_SETFCAP. Probe says so and what to do.
+TEST(NamespacesProbe, NamesRootWithoutCapabilities) {
+  if (::geteuid() != 0) GTEST_SKIP() << "is about root";
+  const ProcessResult result = run_process({"/usr/bin/setpriv", "--bounding-set=-all",
+                                            "--inh-caps=-all", SANDBOX_HOST_EXE, "probe", "--json"},
+                                           test::with_env(kEnv));
+  EXPECT_EQ(result.code, 0) << result.err;
+  expect_landlock_chosen(result);
+  auto namespaces = backend_named(result, "namespaces");
+  ASSERT_TRUE(namespaces) << result.out << result.err;
+  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  EXPECT_EQ(namespaces->getValue<std::string>("reason"),
+            "writing the new user namespace's uid and gid maps failed: Operation not permitted");
+  EXPECT_NE(namespaces->getValue<std::string>("hint").find("CAP_SETFCAP"), std::string::npos);
+}
+
 // A container profile older than Landlock answers EPERM to its system calls, as to all it
 // does not list: probe says a seccomp filter refused it (not that the kernel lacks it), no
 // backend is chosen, and a launch is refused before anything runs.
@@ -148,9 +165,9 @@ TEST(NamespacesProbe, NamesASeccompFilterThatRefusesLandlockToo) {
 // A container masks paths of its /proc (podman and Docker bind /dev/null over /proc/kcore and
 // others, and mount /proc/sys read-only), and the kernel then refuses a fresh /proc in a user
 // namespace. The test mounts /proc/sys read-only in a mount namespace of its own and
-// launches there, as root and as nobody: probe keeps
-// namespaces, degraded, says why and what would give more, and the launch gets an empty
-// /proc, never the host's.
+// launches there, as root and as nobody: probe finds namespaces unavailable, says why and
+// what would give it back, and chooses landlock, which launches; a forced namespaces backend
+// is refused by probe, never left to fail at the launch.
 struct MaskedProcCase {
   bool nobody;
 };
@@ -183,31 +200,33 @@ class MaskedProc : public ::testing::TestWithParam<MaskedProcCase> {
   test::UnprivilegedInstall install_;
 };
 
-TEST_P(MaskedProc, ProbeKeepsNamespacesDegradedAndSaysWhatWouldGiveMore) {
+TEST_P(MaskedProc, ProbeFindsNamespacesUnavailableAndSaysWhatWouldGiveItBack) {
   if (::geteuid() != 0) GTEST_SKIP() << "masking /proc/sys needs root";
   const ProcessResult result = run_masked({install_.sandbox_host(), "probe", "--json"});
   ASSERT_EQ(result.code, 0) << result.err;
-  auto out = Poco::JSON::Parser().parse(result.out).extract<Poco::JSON::Object::Ptr>();
-  EXPECT_EQ(out->getValue<std::string>("chosen"), "namespaces") << result.out;
+  expect_landlock_chosen(result);
   auto namespaces = backend_named(result, "namespaces");
   ASSERT_TRUE(namespaces) << result.out;
-  EXPECT_TRUE(namespaces->getValue<bool>("available"));
-  EXPECT_TRUE(namespaces->getValue<std::string>("warning").starts_with(
-      "degraded: the sandbox gets an empty /proc: this host's /proc hides some of its paths"))
-      << namespaces->getValue<std::string>("warning");
+  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  EXPECT_TRUE(namespaces->getValue<std::string>("reason").starts_with(
+      "mounting the sandbox's /proc failed: Operation not permitted: this host's /proc hides "
+      "some of its paths"))
+      << namespaces->getValue<std::string>("reason");
   EXPECT_NE(namespaces->getValue<std::string>("hint").find("procMount: Unmasked"),
             std::string::npos);
 }
 
-TEST_P(MaskedProc, TheLaunchGetsAnEmptyProcAndTheRestOfTheSandbox) {
+TEST_P(MaskedProc, ProbesChoiceLaunchesAndAForcedNamespacesIsRefusedBeforeTheLaunch) {
   if (::geteuid() != 0) GTEST_SKIP() << "masking /proc/sys needs root";
-  const ProcessResult result =
-      run_masked({install_.sandbox_host(), "run", "--backend", "namespaces", "--", "/bin/sh", "-c",
-                  "ls -A /proc | wc -l; ls -d /oldroot /root /work 2>/dev/null | wc -l; hostname; "
-                  "head -c 5 /etc/passwd; echo"});
-  ASSERT_EQ(result.code, 0) << result.err;
-  // Nothing in /proc; none of the host's directories; the sandbox's own name; system files.
-  EXPECT_EQ(result.out, "0\n0\nsandbox\nroot:\n") << result.err;
+  const ProcessResult chosen = run_masked(
+      {install_.sandbox_host(), "run", "--", "/bin/sh", "-c", "head -c 5 /etc/passwd; echo"});
+  EXPECT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_EQ(chosen.out, "root:\n") << chosen.err;
+  const ProcessResult forced =
+      run_masked({install_.sandbox_host(), "run", "--backend", "namespaces", "--", "/bin/true"});
+  EXPECT_EQ(forced.code, 125) << forced.err;
+  EXPECT_NE(forced.err.find("mounting the sandbox's /proc failed"), std::string::npos)
+      << forced.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Users, MaskedProc,

@@ -13,6 +13,9 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <system_error>
 
 namespace sandbox_host {
@@ -26,10 +29,37 @@ std::string user_words() {
   return "uid " + std::to_string(::geteuid());
 }
 
-// A cgroup path ("/a/b") below a hierarchy's mount point.
-fs::path below(const fs::path &mount, const std::string &cgroup_path) {
-  const fs::path relative = fs::path(cgroup_path).relative_path();
-  return relative.empty() ? mount : mount / relative;
+// The directory of cgroup path ("/a/b", as /proc/self/cgroup names it) below a hierarchy's
+// mount point, which shows the hierarchy from cgroup shown down ("/" on a host; a
+// container's own cgroup where it has no cgroup namespace); nullopt when the path is not
+// below what the mount shows.
+std::optional<fs::path> below(const cgroup::CgroupMounts &mounts, const fs::path &mount,
+                              const std::string &cgroup_path) {
+  const auto it = mounts.shown.find(mount);
+  const fs::path shown = it == mounts.shown.end() ? fs::path("/") : fs::path(it->second);
+  const fs::path relative = fs::path(cgroup_path).lexically_relative(shown);
+  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  return relative == "." ? mount : mount / relative;
+}
+
+// Whether a cgroup hierarchy here is mounted read-only, as container runtimes mount them.
+bool read_only_mounts(const cgroup::CgroupMounts &mounts) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  for (std::string line; std::getline(mountinfo, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, mount_point, options;
+    if (!(fields >> id >> parent >> device >> root >> mount_point >> options)) continue;
+    if (!mounts.shown.contains(cgroup::detail::unescape_mount_path(mount_point))) continue;
+    if (("," + options + ",").find(",ro,") != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string outside_words(const cgroup::CgroupMounts &mounts, const fs::path &mount,
+                          const std::string &cgroup_path) {
+  const auto it = mounts.shown.find(mount);
+  return "cgroup " + cgroup_path + " is not below what " + mount.string() + " shows (" +
+         (it == mounts.shown.end() ? std::string("/") : it->second) + ")";
 }
 
 bool holds_processes(const fs::path &dir) {
@@ -95,8 +125,12 @@ std::vector<CgroupController> v1_controllers(const cgroup::CgroupMounts &mounts,
     } else if (setting == "auto" && mine == own.end()) {
       controller.why_not = std::string("/proc/self/cgroup names no cgroup of ") + name;
     } else {
-      const fs::path dir = below(mount->second, setting == "auto" ? mine->second : setting);
-      if (!fs::is_directory(dir, ec)) {
+      const std::string path = setting == "auto" ? mine->second : setting;
+      const std::optional<fs::path> found = below(mounts, mount->second, path);
+      const fs::path dir = found.value_or(fs::path());
+      if (!found) {
+        controller.why_not = outside_words(mounts, mount->second, path);
+      } else if (!fs::is_directory(dir, ec)) {
         controller.why_not = "cgroup v1 has no " + dir.string();
       } else if (::access(dir.c_str(), W_OK) != 0) {
         controller.why_not = "cgroup v1's " + dir.string() + " is not delegated to " +
@@ -155,7 +189,13 @@ CgroupPlacement CgroupPlacement::find(const std::string &setting) {
   std::vector<CgroupController> v2;
   if (mounts.unified && (setting != "auto" || own.contains(""))) {
     const std::string path = setting == "auto" ? own.at("") : setting;
-    v2 = v2_controllers(below(*mounts.unified, path), path == "/");
+    if (const std::optional<fs::path> dir = below(mounts, *mounts.unified, path)) {
+      v2 = v2_controllers(*dir, path == "/");
+    } else {
+      for (const char *name : kControllers) {
+        v2.push_back({name, {}, outside_words(mounts, *mounts.unified, path)});
+      }
+    }
   }
   std::vector<CgroupController> v1 = v1_controllers(mounts, own, setting);
   if (any_usable(v2)) {
@@ -196,7 +236,11 @@ CgroupPlacement CgroupPlacement::find(const std::string &setting) {
         " (cgroup v2: one that holds no process, with the controllers enabled above it, as "
         "systemd's Delegate=yes gives a service; cgroup v1: a directory it owns in each "
         "hierarchy) and name it in [limits] cgroup; it is " +
-        where + " now";
+        where + " now" +
+        (read_only_mounts(mounts)
+             ? "; in a container, whose runtime mounts the cgroups read-only, the container's "
+               "own limits bound its plugins together"
+             : "");
   }
   return placement;
 }

@@ -22,6 +22,10 @@ struct CgroupMounts {
   std::map<std::string, std::filesystem::path> v1;
   // The controllers cgroup v2 offers at its root (its cgroup.controllers).
   std::string unified_controllers;
+  // Each mount point above and the cgroup it shows at its top (its mountinfo root): "/" on
+  // a host; in a container without a cgroup namespace, the container's own cgroup, which
+  // /proc/self/cgroup names in full.
+  std::map<std::filesystem::path, std::string> shown;
 
   static CgroupMounts of_this_host();
 };
@@ -79,6 +83,9 @@ inline CgroupMounts CgroupMounts::of_this_host() {
     const std::string &type = words[dash + 1], &super_options = words[dash + 3];
     const std::filesystem::path mount_point = detail::unescape_mount_path(words[4]);
     if (type == "cgroup2" && !mounts.unified) mounts.unified = mount_point;
+    if (type != "cgroup2" && type != "cgroup") continue;
+    // The last mount at a mount point is the one seen there.
+    mounts.shown.insert_or_assign(mount_point, detail::unescape_mount_path(words[3]));
     if (type != "cgroup") continue;
     for (const std::string &option : detail::split(super_options, ',')) {
       if (!detail::is_mount_option(option)) mounts.v1.try_emplace(option, mount_point);
