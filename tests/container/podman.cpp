@@ -17,7 +17,8 @@ void PrintTo(const Case &c, std::ostream *out) {
        << (c.seccomp == Seccomp::runtime_default ? "podman_seccomp"
            : c.seccomp == Seccomp::docker_like   ? "docker_like_seccomp"
                                                  : "deploy_seccomp")
-       << "_" << (c.proc == Proc::masked ? "masked_proc" : "unmasked_proc");
+       << "_" << (c.proc == Proc::masked ? "masked_proc" : "unmasked_proc")
+       << (c.privileges == Privileges::none ? "_no_privileges" : "");
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case> &info) {
@@ -43,6 +44,12 @@ std::vector<Case> root_cases() {
     if (c.user == User::root) cases.push_back(c);
   }
   return cases;
+}
+
+std::vector<Case> kubernetes_cases() {
+  return {{User::nobody, Seccomp::deploy_namespaces, Proc::unmasked, Privileges::none},
+          {User::nobody, Seccomp::docker_like, Proc::masked, Privileges::none},
+          {User::root, Seccomp::deploy_namespaces, Proc::unmasked, Privileges::none}};
 }
 
 std::ostream &operator<<(std::ostream &out, const StepResult &step) {
@@ -203,6 +210,11 @@ ContainerRun run_in_container(const Case &c, const std::vector<std::string> &ste
     argv.push_back(std::string("seccomp=") + (c.seccomp == Seccomp::docker_like
                                                   ? DOCKER_LIKE_SECCOMP
                                                   : DEPLOY_NAMESPACES_SECCOMP));
+  }
+  if (c.privileges == Privileges::none) {
+    for (const char *word : {"--cap-drop", "ALL", "--security-opt", "no-new-privileges"}) {
+      argv.push_back(word);
+    }
   }
   if (c.proc == Proc::unmasked) {
     // Kubernetes' procMount: Unmasked leaves no path masked or read-only, as ALL does.

@@ -31,10 +31,16 @@ enum class Seccomp { runtime_default, docker_like, deploy_namespaces };
 // (podman's unmask=ALL, Kubernetes' procMount: Unmasked).
 enum class Proc { masked, unmasked };
 
+// The container's capabilities: the runtime's default set, or none and no_new_privs (a
+// Kubernetes container with capabilities.drop [ALL] and allowPrivilegeEscalation false, as
+// the Pod Security Standards' restricted level asks and deploy/kubernetes gives).
+enum class Privileges { runtime_default, none };
+
 struct Case {
   User user;
   Seccomp seccomp;
   Proc proc;
+  Privileges privileges = Privileges::runtime_default;
 };
 
 void PrintTo(const Case &c, std::ostream *out);
@@ -44,6 +50,11 @@ std::string case_name(const ::testing::TestParamInfo<Case> &info);
 std::vector<Case> every_case();
 // The cases whose user is root.
 std::vector<Case> root_cases();
+// deploy/kubernetes' two DaemonSets' containers (nobody, no capabilities, no_new_privs; the
+// namespaces one with its Localhost profile and /proc unmasked, the landlock one with a
+// RuntimeDefault that refuses user namespaces), and the namespaces one's run as root, which
+// then has no CAP_SETFCAP to map uid 0 into a user namespace.
+std::vector<Case> kubernetes_cases();
 
 // What one command printed and how it ended.
 struct StepResult {
