@@ -44,6 +44,18 @@ void expect_landlock_chosen(const ProcessResult &result) {
       << landlock->getValue<std::string>("warning");
 }
 
+// Where probe found the namespaces backend unavailable and chose landlock: its entry.
+Poco::JSON::Object::Ptr namespaces_refused(const ProcessResult &result) {
+  EXPECT_EQ(result.code, 0) << result.err;
+  expect_landlock_chosen(result);
+  auto namespaces = backend_named(result, "namespaces");
+  EXPECT_TRUE(namespaces) << result.out << result.err;
+  if (namespaces) {
+    EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  }
+  return namespaces;
+}
+
 TEST(NamespacesProbe, WorksOnThisHost) {
   ProcessResult result = run_process({SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
   ASSERT_EQ(result.code, 0) << result.out << result.err;
@@ -62,11 +74,8 @@ TEST(NamespacesProbe, NamesMaxUserNamespacesZero) {
       {"/usr/bin/unshare", "--user", "--map-root-user", "--", "/bin/sh", "-c",
        "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" probe --json", SANDBOX_HOST_EXE},
       test::with_env(kEnv));
-  EXPECT_EQ(result.code, 0) << result.err;
-  expect_landlock_chosen(result);
-  auto namespaces = backend_named(result, "namespaces");
-  ASSERT_TRUE(namespaces) << result.out << result.err;
-  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces);
   EXPECT_EQ(namespaces->getValue<std::string>("reason"),
             "creating a user namespace failed: No space left on device "
             "(user.max_user_namespaces=0)");
@@ -76,11 +85,8 @@ TEST(NamespacesProbe, NamesMaxUserNamespacesZero) {
 TEST(NamespacesProbe, NamesASeccompFilterThatRefusesUserNamespaces) {
   ProcessResult result =
       run_process({DENY_USERNS, SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
-  EXPECT_EQ(result.code, 0) << result.err;
-  expect_landlock_chosen(result);
-  auto namespaces = backend_named(result, "namespaces");
-  ASSERT_TRUE(namespaces) << result.out << result.err;
-  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces);
   EXPECT_EQ(namespaces->getValue<std::string>("reason"),
             "creating a user namespace failed: Operation not permitted (a seccomp filter on this "
             "process, as a container runtime installs, refuses it)");
@@ -108,11 +114,8 @@ TEST(NamespacesProbe, AForcedNamespacesBackendThatCannotWorkIsRefused) {
 TEST(NamespacesProbe, NamesASecurityModuleThatRefusesMounts) {
   const ProcessResult result =
       run_process({DENY_MOUNT, SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));
-  EXPECT_EQ(result.code, 0) << result.err;
-  expect_landlock_chosen(result);
-  auto namespaces = backend_named(result, "namespaces");
-  ASSERT_TRUE(namespaces) << result.out << result.err;
-  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces);
   EXPECT_TRUE(namespaces->getValue<std::string>("reason").starts_with(
       "mounting a tmpfs in the new mount namespace failed: Permission denied"))
       << namespaces->getValue<std::string>("reason");
@@ -126,11 +129,8 @@ TEST(NamespacesProbe, NamesRootWithoutCapabilities) {
   const ProcessResult result = run_process({"/usr/bin/setpriv", "--bounding-set=-all",
                                             "--inh-caps=-all", SANDBOX_HOST_EXE, "probe", "--json"},
                                            test::with_env(kEnv));
-  EXPECT_EQ(result.code, 0) << result.err;
-  expect_landlock_chosen(result);
-  auto namespaces = backend_named(result, "namespaces");
-  ASSERT_TRUE(namespaces) << result.out << result.err;
-  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces);
   EXPECT_EQ(namespaces->getValue<std::string>("reason"),
             "writing the new user namespace's uid and gid maps failed: Operation not permitted");
   EXPECT_NE(namespaces->getValue<std::string>("hint").find("CAP_SETFCAP"), std::string::npos);
@@ -203,11 +203,8 @@ class MaskedProc : public ::testing::TestWithParam<MaskedProcCase> {
 TEST_P(MaskedProc, ProbeFindsNamespacesUnavailableAndSaysWhatWouldGiveItBack) {
   if (::geteuid() != 0) GTEST_SKIP() << "masking /proc/sys needs root";
   const ProcessResult result = run_masked({install_.sandbox_host(), "probe", "--json"});
-  ASSERT_EQ(result.code, 0) << result.err;
-  expect_landlock_chosen(result);
-  auto namespaces = backend_named(result, "namespaces");
-  ASSERT_TRUE(namespaces) << result.out;
-  EXPECT_FALSE(namespaces->getValue<bool>("available"));
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces);
   EXPECT_TRUE(namespaces->getValue<std::string>("reason").starts_with(
       "mounting the sandbox's /proc failed: Operation not permitted: this host's /proc hides "
       "some of its paths"))
