@@ -136,7 +136,7 @@ template <class TakeLaunch>
   ruleset.restrict_self(policy.restrict_flags);
   // Without a user namespace of its own, RLIMIT_NPROC counts every process of the launching
   // user on the host, the plugin's and the rest alike (docs/security-model.md).
-  backends::apply_plugin_rlimits(spec.limits);
+  backends::apply_plugin_rlimits(spec);
   exec_plugin(spec);
 }
 

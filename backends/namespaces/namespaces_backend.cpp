@@ -62,7 +62,7 @@ struct PluginStart {
         shown_path(one_line(spec.binary_path)),
         shown_chdir("chdir " + one_line(this->work_dir)),
         refuse_unix_sockets(!spec.view.empty()),
-        rlimits(spec.limits),
+        rlimits(spec),
         args(spec.args),
         env(spec.env) {
     argv.push_back(path.data());

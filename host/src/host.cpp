@@ -375,7 +375,12 @@ std::optional<Spec> Host::prepared_launch_spec(const Spec &spec, const std::stri
 
 Spec Host::bounded(const Spec &spec) const {
   Spec out = spec;
-  out.limits = config_.limits_for(spec.plugin_name).process;
+  const LaunchLimits limits = config_.limits_for(spec.plugin_name);
+  out.limits = limits.process;
+  // A container seldom delegates a cgroup: without memory.max, each process's RLIMIT_DATA is
+  // what holds memory at all. With it, the cgroup alone, which counts what the rlimit misses.
+  out.process_memory =
+      cgroup_placement().bounds("memory") ? Limits::kUnlimited : limits.cgroup.memory;
   return out;
 }
 

@@ -15,11 +15,13 @@
 #include <Poco/JSON/Parser.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -212,6 +214,29 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
     return bomb;
   }
 
+  // This case's backend's rows of `sandbox-host probe --json` under the config, by limit.
+  struct ProbeRows {
+    std::map<std::string, Poco::JSON::Object::Ptr> by_limit;
+    std::string out;
+  };
+  ProbeRows probe_rows() const {
+    std::vector<std::string> command = argv({});
+    command.erase(std::find(command.begin(), command.end(), "run"), command.end());
+    command.insert(command.end(), {"probe", "--json", "--config", (dir_ / "config.toml").string()});
+    const ProcessResult probe = run_process(command, options());
+    ProbeRows rows{{}, probe.out + probe.err};
+    if (probe.code != 0) return rows;
+    Poco::JSON::Parser parser;
+    const auto out = parser.parse(probe.out).extract<Poco::JSON::Object::Ptr>();
+    const auto backend =
+        out->getObject("limits")->getObject("backends")->getArray(GetParam().backend);
+    for (std::size_t i = 0; backend && i < backend->size(); ++i) {
+      const auto row = backend->getObject(static_cast<unsigned>(i));
+      rows.by_limit[row->getValue<std::string>("limit")] = row;
+    }
+    return rows;
+  }
+
   fs::path dir_;
   std::optional<DelegatedCgroup> delegated_;
   std::string skip_;
@@ -332,6 +357,91 @@ TEST_P(LimitsTest, TheDefaultMemoryBoundHolds) {
       << hog.err;
 }
 
+// Touches argv[1] MiB of its own memory, a MiB at a time (bytearray writes every page), and
+// says how far it got. Private memory: a shared mapping (mmap.mmap(-1, ...), kMemoryHog) is
+// what RLIMIT_DATA does not count.
+constexpr const char *kPrivateMemoryHog = R"(
+import sys
+chunks = []
+try:
+    for _ in range(int(sys.argv[1])):
+        chunks.append(bytearray(1 << 20))
+except MemoryError:
+    print("refused after", len(chunks), "MiB", flush=True)
+    sys.exit(0)
+print("touched", len(chunks), "MiB", flush=True)
+)";
+
+// RLIMIT_DATA as ulimit -d shows it: KiB, or "unlimited".
+std::string ulimit_data_words(rlim_t bytes) {
+  return bytes == RLIM_INFINITY ? "unlimited" : std::to_string(bytes / 1024);
+}
+
+TEST_P(LimitsTest, WithoutACgroupEachProcessIsHeldToTheMemoryBound) {
+  // A container that delegates no cgroup: RLIMIT_DATA is what holds memory then.
+  configure("[limits]\ncgroup = \"off\"\nmemory = \"256M\"\n");
+  for (const bool prepared : {false, true}) {
+    const std::string how = prepared ? "prepared" : "run";
+    auto launch = [&](const std::vector<std::string> &plugin) {
+      std::vector<std::string> command = argv(plugin);
+      if (prepared)
+        command.insert(std::find(command.begin(), command.end(), "run") + 1, "--prepared");
+      return run_process(command, options());
+    };
+    const ProcessResult limit = launch({"/bin/bash", "-c", "ulimit -d"});
+    EXPECT_EQ(limit.out, "262144\n") << how << ": " << limit.err;
+    const ProcessResult hog = launch({"/usr/bin/python3", "-c", kPrivateMemoryHog, "1024"});
+    ASSERT_EQ(hog.code, 0) << how << ": " << hog.err;
+    // Refused short of the bound: python3's own memory counts too.
+    int refused_after = -1;
+    EXPECT_EQ(std::sscanf(hog.out.c_str(), "refused after %d MiB", &refused_after), 1)
+        << how << ": " << hog.out;
+    EXPECT_GT(refused_after, 128) << how << ": " << hog.out;
+    EXPECT_LT(refused_after, 256) << how << ": " << hog.out;
+    const ProcessResult fits = launch({"/usr/bin/python3", "-c", kPrivateMemoryHog, "64"});
+    EXPECT_EQ(fits.out, "touched 64 MiB\n") << how << ": " << fits.err;
+  }
+}
+
+TEST_P(LimitsTest, WithoutACgroupTheDefaultMemoryBoundIsEachProcesssRlimit) {
+  configure("[limits]\ncgroup = \"off\"\n");
+  const ProcessResult limit = bash("ulimit -d");
+  EXPECT_EQ(limit.out, "2097152\n") << limit.err;
+}
+
+TEST_P(LimitsTest, WithACgroupMemoryIsTheCgroupsAloneAndNoRlimit) {
+  if (!configure_with_cgroup("memory = \"256M\"\n")) GTEST_SKIP() << skip_;
+  rlimit own{};
+  ASSERT_EQ(::getrlimit(RLIMIT_DATA, &own), 0);
+  // The plugin keeps the launcher's RLIMIT_DATA; the cgroup's memory.limit_in_bytes holds it.
+  const ProcessResult limit = bash("ulimit -d");
+  EXPECT_EQ(limit.out, ulimit_data_words(own.rlim_cur) + "\n") << limit.err;
+}
+
+TEST_P(LimitsTest, AGoPluginStartsUnderTheMemoryRlimit) {
+  if (!fs::exists(LIMITS_GO_PLUGIN)) {
+    GTEST_SKIP() << "no " << LIMITS_GO_PLUGIN
+                 << ": Go or go-plugin was missing at configure time (scripts/setup.sh installs "
+                    "golang-go and golang-github-hashicorp-go-plugin-dev)";
+  }
+  const std::string plugin =
+      root() ? std::string(LIMITS_GO_PLUGIN) : shared_install().add_binary(LIMITS_GO_PLUGIN);
+  // Go reserves about 1 GiB of address space at its start: under an RLIMIT_AS of 256M it
+  // would not start at all, under RLIMIT_DATA it does.
+  for (const char *memory : {"\"2G\"", "\"256M\""}) {
+    configure(std::string("[limits]\ncgroup = \"off\"\nmemory = ") + memory + "\n");
+    std::vector<std::string> command = argv({plugin});
+    // Before the "--" that ends run's options (as_nobody's setpriv has one of its own).
+    command.insert(
+        std::find(std::find(command.begin(), command.end(), "run"), command.end(), "--"),
+        {"--env", "SANDBOX_HOST_TEST_PLUGIN=reporter", "--env", "PLUGIN_PROTOCOL_VERSIONS=1"});
+    RunningProcess served(command, options());
+    const std::optional<std::string> handshake = served.read_line(60s);
+    ASSERT_TRUE(handshake) << "memory " << memory << ": " << served.wait(5s).err;
+    EXPECT_EQ(handshake->rfind("1|1|unix|", 0), 0u) << "memory " << memory << ": " << *handshake;
+  }
+}
+
 TEST_P(LimitsTest, ACpuBoundHoldsASpinningPluginToItsQuota) {
   if (!configure_with_cgroup("cpu = 0.25\n")) GTEST_SKIP() << skip_;
   // Spins for 1.5 s of wall-clock time and prints the CPU time it got: unbounded, about 1.5 s
@@ -363,30 +473,22 @@ TEST_P(LimitsTest, WhatAPluginLeavesBehindEndsWithItAndItsCgroupGoes) {
 
 TEST_P(LimitsTest, ProbeSaysWhichLimitsHoldHereAndWhyNot) {
   configure("");
-  std::vector<std::string> command = argv({});
-  command.erase(std::find(command.begin(), command.end(), "run"), command.end());
-  command.insert(command.end(), {"probe", "--json", "--config", (dir_ / "config.toml").string()});
-  const ProcessResult probe = run_process(command, options());
-  ASSERT_EQ(probe.code, 0) << probe.err;
-  Poco::JSON::Parser parser;
-  const auto out = parser.parse(probe.out).extract<Poco::JSON::Object::Ptr>();
-  const auto limits = out->getObject("limits");
-  const auto rows = limits->getObject("backends")->getArray(GetParam().backend);
-  ASSERT_TRUE(rows) << probe.out;
-  std::map<std::string, Poco::JSON::Object::Ptr> by_limit;
-  for (std::size_t i = 0; i < rows->size(); ++i) {
-    const auto row = rows->getObject(static_cast<unsigned>(i));
-    by_limit[row->getValue<std::string>("limit")] = row;
-  }
+  const ProbeRows probe = probe_rows();
+  ASSERT_FALSE(probe.by_limit.empty()) << probe.out;
+  const auto &by_limit = probe.by_limit;
   const CgroupPlacement placement = CgroupPlacement::find("auto");
   const bool cgroups = root() && placement.bounds("memory");
-  // Root's auto cgroups hold memory; nobody has none delegated by default, which probe says.
-  EXPECT_EQ(by_limit.at("memory")->getValue<bool>("enforced"), cgroups) << probe.out;
+  // Root's auto cgroups hold memory; nobody has none delegated by default, so each process's
+  // RLIMIT_DATA holds it, which probe says with what that leaves out.
+  EXPECT_TRUE(by_limit.at("memory")->getValue<bool>("enforced")) << probe.out;
   EXPECT_EQ(by_limit.at("memory")->getValue<std::string>("value"), "2G");
-  if (!root()) {
-    const std::string why = by_limit.at("memory")->getArray("why_not")->getElement<std::string>(0);
-    EXPECT_NE(why.find("is not delegated to uid 65534"), std::string::npos) << why;
-  }
+  const auto memory_by = by_limit.at("memory")->getArray("by");
+  ASSERT_TRUE(memory_by) << probe.out;
+  ASSERT_EQ(memory_by->size(), 1u) << probe.out;
+  EXPECT_EQ(memory_by->getElement<std::string>(0).rfind(
+                cgroups ? "cgroup v" : "RLIMIT_DATA per process (no cgroup)", 0),
+            0u)
+      << probe.out;
   // RLIMIT_NPROC binds nobody, never root.
   EXPECT_EQ(by_limit.at("processes")->getValue<bool>("enforced"),
             !root() || placement.bounds("pids"))
@@ -399,6 +501,23 @@ TEST_P(LimitsTest, ProbeSaysWhichLimitsHoldHereAndWhyNot) {
   // Off unless the operator sets it.
   EXPECT_FALSE(by_limit.at("lifetime")->getValue<bool>("enforced")) << probe.out;
   EXPECT_EQ(by_limit.at("lifetime")->getValue<std::string>("value"), "unlimited");
+}
+
+TEST_P(LimitsTest, ProbeSaysTheMemoryRlimitHoldsWithoutACgroup) {
+  configure("[limits]\ncgroup = \"off\"\nmemory = \"256M\"\n");
+  const ProbeRows probe = probe_rows();
+  ASSERT_EQ(probe.by_limit.count("memory"), 1u) << probe.out;
+  const Poco::JSON::Object::Ptr memory = probe.by_limit.at("memory");
+  EXPECT_TRUE(memory->getValue<bool>("enforced")) << probe.out;
+  EXPECT_EQ(memory->getValue<std::string>("value"), "256M");
+  const auto by = memory->getArray("by");
+  ASSERT_TRUE(by) << probe.out;
+  ASSERT_EQ(by->size(), 1u) << probe.out;
+  // The mechanism, then what it leaves out.
+  const std::string how = by->getElement<std::string>(0);
+  EXPECT_EQ(how.rfind("RLIMIT_DATA per process (no cgroup)", 0), 0u) << how;
+  EXPECT_NE(how.find("processes times memory"), std::string::npos) << how;
+  EXPECT_NE(how.find("shared memory"), std::string::npos) << how;
 }
 
 TEST_P(LimitsTest, TheSandboxsTmpAndShmHoldNoMoreThanTheirBound) {

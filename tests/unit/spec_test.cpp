@@ -171,6 +171,7 @@ Spec proxied_spec() {
                {"/home/u/.gitconfig", PathAccess::read},
                {"/home/u/src \"ü\"", PathAccess::write}};
   spec.limits = {7, 64, Limits::kUnlimited, 1ULL << 40, 16, 4096};
+  spec.process_memory = 256ULL << 20;
   return spec;
 }
 
@@ -185,6 +186,7 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(back.read_paths, spec.read_paths);
   EXPECT_EQ(back.view, spec.view);
   EXPECT_EQ(back.limits, spec.limits);
+  EXPECT_EQ(back.process_memory, 256ULL << 20);
 
   Spec with_env = spec;
   with_env.env = {"A=1"};
@@ -196,6 +198,7 @@ TEST(SpecCodec, RoundTripsAProxiedSpec) {
   EXPECT_EQ(launched.spec.egress_dir, spec.egress_dir);
   EXPECT_EQ(launched.spec.view, spec.view);
   EXPECT_EQ(launched.spec.limits, spec.limits);
+  EXPECT_EQ(launched.spec.process_memory, 256ULL << 20);
 
   const PreparedPayload prepared{"namespaces", "/m.so", Network::proxied, 4};
   EXPECT_EQ(decode_prepared_payload(encode_prepared_payload(prepared)).network, Network::proxied);
@@ -218,6 +221,18 @@ TEST(SpecAbi, RoundTripsEveryField) {
   EXPECT_EQ(back.egress_dir, spec.egress_dir);
   EXPECT_EQ(back.view, spec.view);
   EXPECT_EQ(back.limits, spec.limits);
+  EXPECT_EQ(back.process_memory, 256ULL << 20);
+}
+
+TEST(SpecAbi, AStructWithoutProcessMemoryLeavesMemoryUnbounded) {
+  const SpecAbiView view(proxied_spec());
+  // As a host of ABI 1.10 lays it out: the struct ends before process_memory.
+  sh_spec older = *view.get();
+  older.struct_size = offsetof(sh_spec, process_memory);
+  const Spec back = from_abi(older);
+  EXPECT_EQ(back.limits, proxied_spec().limits);
+  EXPECT_EQ(back.process_memory, Limits::kUnlimited);
+  EXPECT_EQ(Spec{}.process_memory, Limits::kUnlimited);
 }
 
 TEST(SpecAbi, AStructWithoutTheLimitsKeepsTheViewAndTheDefaultLimits) {
@@ -450,7 +465,13 @@ TEST(SpecCodec, NamesWhatIsWrong) {
   EXPECT_EQ(error(bounded + "}"), "spec: field \"env\" is not an array");
   EXPECT_EQ(error(bounded + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");
   EXPECT_EQ(error(bounded + R"(,"env":[1]})"), "spec: env[0] is not a string");
-  EXPECT_EQ(error(bounded + R"(,"env":["A=1"]})"), "");
+  const std::string with_env = bounded + R"(,"env":["A=1"])";
+  for (const char *bad : {"", R"(,"process_memory":-1)", R"(,"process_memory":"2G")"}) {
+    EXPECT_EQ(error(with_env + bad + "}"),
+              "spec: field \"process_memory\" is not a count (0 to 18446744073709551615)")
+        << bad;
+  }
+  EXPECT_EQ(error(with_env + R"(,"process_memory":2147483648})"), "");
 }
 
 // ---- a prepared sandbox's payload and its launch ------------------------------------------
@@ -541,7 +562,7 @@ TEST(LaunchMessage, NamesWhatIsWrong) {
       R"("plugin_name":"p","binary_path":"/b","socket_dir":"/s","tmp_dir":"/t",)"
       R"("network":"none","read_paths":[],"args":[],"proxy_socket":"","proxy_port":0,)"
       R"("egress_dir":"","view":[],"limits":{"processes":1,"open_files":8,"file_size":4096,)"
-      R"("tmp_size":4096,"tmp_inodes":16,"shm_size":4096})";
+      R"("tmp_size":4096,"tmp_inodes":16,"shm_size":4096},"process_memory":268435456)";
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":["A=1"]})"), "");
   EXPECT_EQ(launch_error("{" + spec + "}"), "spec: field \"env\" is not an array");
   EXPECT_EQ(launch_error("{" + spec + R"(,"env":"A=1"})"), "spec: field \"env\" is not an array");

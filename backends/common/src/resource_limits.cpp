@@ -20,6 +20,16 @@ rlimit bounded(__rlimit_resource_t resource, const char *name, std::uint64_t bou
   return {wanted, wanted};
 }
 
+// ", at most sandbox-host's own hard limit N" where resource has one, which no bound may
+// exceed; "" where it has none.
+std::string hard_limit_note(__rlimit_resource_t resource) {
+  rlimit hard{};
+  ::getrlimit(resource, &hard);
+  return hard.rlim_max == RLIM_INFINITY
+             ? std::string()
+             : ", at most sandbox-host's own hard limit " + std::to_string(hard.rlim_max);
+}
+
 std::string describe(const char *name, const rlimit &value) {
   return std::string("setrlimit ") + name + " " +
          (value.rlim_max == RLIM_INFINITY ? std::string("unlimited")
@@ -34,10 +44,13 @@ PluginRlimits::Entry PluginRlimits::entry(__rlimit_resource_t resource, const ch
   return {resource, value, describe(name, value)};
 }
 
-PluginRlimits::PluginRlimits(const Limits &limits)
-    : entries_{entry(RLIMIT_NPROC, "RLIMIT_NPROC", limits.processes),
-               entry(RLIMIT_NOFILE, "RLIMIT_NOFILE", limits.open_files),
-               entry(RLIMIT_FSIZE, "RLIMIT_FSIZE", limits.file_size),
+PluginRlimits::PluginRlimits(const Spec &spec)
+    : entries_{entry(RLIMIT_NPROC, "RLIMIT_NPROC", spec.limits.processes),
+               entry(RLIMIT_NOFILE, "RLIMIT_NOFILE", spec.limits.open_files),
+               entry(RLIMIT_FSIZE, "RLIMIT_FSIZE", spec.limits.file_size),
+               // Not RLIMIT_AS: Go reserves about 1 GiB of address space at its start and
+               // does not start under an RLIMIT_AS of 512M (docs/security-model.md).
+               entry(RLIMIT_DATA, "RLIMIT_DATA", spec.process_memory),
                Entry{RLIMIT_CORE, {0, 0}, "setrlimit RLIMIT_CORE 0"}} {}
 
 int PluginRlimits::apply() const noexcept {
@@ -49,8 +62,8 @@ int PluginRlimits::apply() const noexcept {
   return -1;
 }
 
-void apply_plugin_rlimits(const Limits &limits) {
-  const PluginRlimits rlimits(limits);
+void apply_plugin_rlimits(const Spec &spec) {
+  const PluginRlimits rlimits(spec);
   const int refused = rlimits.apply();
   if (refused >= 0) throw_errno("limits", rlimits.shown(refused));
 }
@@ -70,14 +83,13 @@ std::vector<LimitBound> confined_plugin_bounds(ProcessCount count) {
                           " on the host, so a bound its other processes already use up leaves "
                           "the plugin none"});
   }
-  rlimit hard{};
-  ::getrlimit(RLIMIT_FSIZE, &hard);
   bounds.push_back({"open_files", true, "RLIMIT_NOFILE"});
-  bounds.push_back({"file_size", true,
-                    hard.rlim_max == RLIM_INFINITY
-                        ? "RLIMIT_FSIZE"
-                        : "RLIMIT_FSIZE, at most sandbox-host's own hard limit " +
-                              std::to_string(hard.rlim_max)});
+  bounds.push_back({"file_size", true, "RLIMIT_FSIZE" + hard_limit_note(RLIMIT_FSIZE)});
+  // The host sends it only where no cgroup bounds memory; probe shows the cgroup where one does.
+  bounds.push_back({"memory", true,
+                    "RLIMIT_DATA per process (no cgroup)" + hard_limit_note(RLIMIT_DATA) +
+                        ": a sandbox may use processes times memory; shared memory, tmpfs and "
+                        "page cache are not counted"});
   for (const char *scratch : {"scratch_size", "scratch_files"}) {
     bounds.push_back({scratch, true,
                       "the plugin writes on the host's disk only in SocketDir and TmpDir (a "

@@ -73,13 +73,16 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
     bool unlimited;
     const char *controller;  // the cgroup controller that bounds it too, or nullptr
     bool watched = false;    // held by the host's watch where the backend confines writes
+    // The backend's own bound stands in for the cgroup's: the host sends it only where no
+    // cgroup holds this (Spec::process_memory).
+    bool backend_without_cgroup = false;
   };
   const WatchLimits &w = limits.watch;
   const Limits &p = limits.process;
   const Field fields[] = {
       {"processes", count_words(p.processes), p.processes == Limits::kUnlimited, "pids"},
       {"memory", size_words(limits.cgroup.memory), limits.cgroup.memory == Limits::kUnlimited,
-       "memory"},
+       "memory", false, true},
       {"cpu", cpu_words(limits.cgroup.cpu_millis),
        limits.cgroup.cpu_millis == CgroupLimits::kUnlimited, "cpu"},
       {"open_files", count_words(p.open_files), p.open_files == Limits::kUnlimited, nullptr},
@@ -112,7 +115,8 @@ std::vector<LimitRow> limit_rows(const BackendStatus &backend, const LaunchLimit
     }
     const auto own = std::find_if(backend.bounds.begin(), backend.bounds.end(),
                                   [&](const LimitBound &b) { return b.limit == field.name; });
-    if (own != backend.bounds.end()) {
+    const bool held_by_cgroup_instead = field.backend_without_cgroup && row.enforced;
+    if (own != backend.bounds.end() && !held_by_cgroup_instead) {
       (own->enforced ? row.how : not_held).push_back(own->how);
       row.enforced = row.enforced || own->enforced;
     } else if (field.controller == nullptr || std::string(field.controller) == "pids") {

@@ -59,6 +59,10 @@ json::value to_json(std::uint16_t value) {
   return json::value(static_cast<std::int64_t>(value));
 }
 
+json::value to_json(std::uint64_t value) {
+  return json::value(value);
+}
+
 json::value to_json(const std::vector<PathRule> &rules) {
   json::array array;
   for (const auto &rule : rules) {
@@ -118,6 +122,15 @@ void from_json(const json::object &object, const char *name, std::vector<PathRul
   }
 }
 
+// A bound: a JSON integer from 0 to UINT64_MAX (the bound's absence).
+std::uint64_t count(const json::value *value, const std::string &what) {
+  if (value != nullptr && value->is_uint64()) return value->get_uint64();
+  if (value != nullptr && value->is_int64() && value->get_int64() >= 0) {
+    return static_cast<std::uint64_t>(value->get_int64());
+  }
+  throw std::invalid_argument("spec: " + what + " is not a count (0 to 18446744073709551615)");
+}
+
 void from_json(const json::object &object, const char *name, Limits &out) {
   const json::value *value = object.if_contains(name);
   if (value == nullptr || !value->is_object()) {
@@ -125,16 +138,12 @@ void from_json(const json::object &object, const char *name, Limits &out) {
   }
   const json::object &table = value->get_object();
   for_each_limit([&](const char *bound, auto member) {
-    const json::value *count = table.if_contains(bound);
-    if (count != nullptr && count->is_uint64()) {
-      out.*member = count->get_uint64();
-    } else if (count != nullptr && count->is_int64() && count->get_int64() >= 0) {
-      out.*member = static_cast<std::uint64_t>(count->get_int64());
-    } else {
-      throw std::invalid_argument(std::string("spec: ") + name + "." + bound +
-                                  " is not a count (0 to 18446744073709551615)");
-    }
+    out.*member = count(table.if_contains(bound), std::string(name) + "." + bound);
   });
+}
+
+void from_json(const json::object &object, const char *name, std::uint64_t &out) {
+  out = count(object.if_contains(name), std::string("field \"") + name + "\"");
 }
 
 void put_spec(json::object &object, const Spec &spec) {

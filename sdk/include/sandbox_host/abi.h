@@ -23,7 +23,7 @@
 #include "spec_fields.h"
 
 #define SANDBOX_HOST_ABI_MAJOR 1
-#define SANDBOX_HOST_ABI_MINOR 10
+#define SANDBOX_HOST_ABI_MINOR 11
 #define SANDBOX_HOST_ENTRY_PREFIX "sandbox_host_module_v"
 
 #ifdef __cplusplus
@@ -108,6 +108,7 @@ typedef struct sh_path_rule {
   const struct sh_path_rule *name; \
   size_t name##_count;
 #define SH_SPEC_MEMBER_LIMITS(name) sh_limits name;
+#define SH_SPEC_MEMBER_BYTES(name) uint64_t name;
 #define SH_SPEC_MEMBER(kind, name, since) SH_SPEC_MEMBER_##kind(name)
 
 /* Since 1.6. What one launch may consume (Limits in spec.hpp); UINT64_MAX is no bound. */

@@ -69,7 +69,17 @@ struct PathRule {
 #define SH_SPEC_CXX_PORT std::uint16_t
 #define SH_SPEC_CXX_VIEW std::vector<PathRule>
 #define SH_SPEC_CXX_LIMITS Limits
-#define SH_SPEC_CXX_MEMBER(kind, name, since) SH_SPEC_CXX_##kind name{};
+#define SH_SPEC_CXX_BYTES std::uint64_t
+// What each kind of field starts out as, between braces: empty, none, 0 or Limits'
+// defaults, and a BYTES bound at none.
+#define SH_SPEC_CXX_INIT_STRING
+#define SH_SPEC_CXX_INIT_NETWORK
+#define SH_SPEC_CXX_INIT_STRINGS
+#define SH_SPEC_CXX_INIT_PORT
+#define SH_SPEC_CXX_INIT_VIEW
+#define SH_SPEC_CXX_INIT_LIMITS
+#define SH_SPEC_CXX_INIT_BYTES Limits::kUnlimited
+#define SH_SPEC_CXX_MEMBER(kind, name, since) SH_SPEC_CXX_##kind name{SH_SPEC_CXX_INIT_##kind};
 #define SH_LIMITS_CXX_MEMBER(name, default_value) std::uint64_t name = default_value;
 
 // Since ABI 1.6. What one launch may consume (docs/config.md, [limits]): the bounds of
@@ -92,6 +102,14 @@ struct Spec {
 #undef SH_SPEC_CXX_PORT
 #undef SH_SPEC_CXX_VIEW
 #undef SH_SPEC_CXX_LIMITS
+#undef SH_SPEC_CXX_BYTES
+#undef SH_SPEC_CXX_INIT_STRING
+#undef SH_SPEC_CXX_INIT_NETWORK
+#undef SH_SPEC_CXX_INIT_STRINGS
+#undef SH_SPEC_CXX_INIT_PORT
+#undef SH_SPEC_CXX_INIT_VIEW
+#undef SH_SPEC_CXX_INIT_LIMITS
+#undef SH_SPEC_CXX_INIT_BYTES
 
 // The ABI minor each field of Spec came in: spec_since::view is 4.
 namespace spec_since {

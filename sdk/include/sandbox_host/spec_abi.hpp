@@ -23,12 +23,14 @@ namespace sandbox_host {
 #define SH_SPEC_RAW_PORT(raw, name) raw.name
 #define SH_SPEC_RAW_VIEW(raw, name) raw.name, raw.name##_count
 #define SH_SPEC_RAW_LIMITS(raw, name) raw.name
+#define SH_SPEC_RAW_BYTES(raw, name) raw.name
 #define SH_SPEC_LAST_STRING(name) name
 #define SH_SPEC_LAST_NETWORK(name) name
 #define SH_SPEC_LAST_STRINGS(name) name
 #define SH_SPEC_LAST_PORT(name) name
 #define SH_SPEC_LAST_VIEW(name) name##_count
 #define SH_SPEC_LAST_LIMITS(name) name
+#define SH_SPEC_LAST_BYTES(name) name
 // Where a field ends in sh_spec: a reader touches it only when struct_size reaches that far.
 #define SH_SPEC_END(kind, name) \
   (offsetof(sh_spec, SH_SPEC_LAST_##kind(name)) + sizeof(sh_spec::SH_SPEC_LAST_##kind(name)))
@@ -85,6 +87,10 @@ inline void read_field(const char *name, std::vector<PathRule> &out, const sh_pa
   }
 }
 
+inline void read_field(const char *, std::uint64_t &out, uint64_t raw) {
+  out = raw;
+}
+
 inline void read_field(const char *, Limits &out, const sh_limits &raw) {
 #define SH_LIMITS_READ(name, default_value) out.name = raw.name;
   SH_LIMITS_FIELDS(SH_LIMITS_READ)
@@ -117,6 +123,9 @@ class SpecAbiView {
     out = to_sh_str(to_string(value));
   }
   static void lend(std::uint16_t value, uint32_t &out) {
+    out = value;
+  }
+  static void lend(std::uint64_t value, uint64_t &out) {
     out = value;
   }
   void lend(const std::vector<std::string> &values, sh_str_list &out) {

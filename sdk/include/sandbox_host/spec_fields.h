@@ -12,8 +12,9 @@
  * X(kind, name, since): kind is STRING (sh_str / std::string), NETWORK (sh_str holding
  * "none", "outbound" or "proxied" / Network), STRINGS (sh_str_list / std::vector<std::string>),
  * PORT (uint32_t / std::uint16_t, 0 to 65535), VIEW (a pointer to sh_path_rule and name_count /
- * std::vector<PathRule>) or LIMITS (sh_limits / Limits). Paths are absolute and
- * symlink-resolved; a C++ field starts out empty, none, 0 or at Limits' defaults. */
+ * std::vector<PathRule>), LIMITS (sh_limits / Limits) or BYTES (uint64_t / std::uint64_t,
+ * UINT64_MAX for no bound). Paths are absolute and symlink-resolved; a C++ field starts out
+ * empty, none, 0, at Limits' defaults or, for BYTES, at no bound. */
 #ifndef SANDBOX_HOST_SPEC_FIELDS_H
 #define SANDBOX_HOST_SPEC_FIELDS_H
 
@@ -48,7 +49,11 @@
    * loader nor libc of a host process reads a variable a caller or a plugin named. A backend  \
    * built against an older minor, which execs with environ, gets it as its environment just   \
    * before its stage1 is called. */                                                           \
-  X(STRINGS, env, 10)
+  X(STRINGS, env, 10)                                                                          \
+  /* [limits] memory where the launch has no cgroup that bounds memory, else UINT64_MAX: the   \
+   * backend sets it as the plugin's RLIMIT_DATA with the rlimits of limits, a bound on each   \
+   * process's private writable memory (docs/security-model.md says what it leaves out). */    \
+  X(BYTES, process_memory, 11)
 
 /* X(name, default): one bound of Limits, in the order of sh_limits. UINT64_MAX leaves the
  * bound off; a backend enforces the others before the exec, as far as it can

@@ -85,7 +85,8 @@ class Host {
   // cannot use one (the backend does not re-exec or does not prepare).
   std::optional<Spec> prepared_launch_spec(const Spec &spec, const std::string &mode,
                                            const std::vector<std::string> &plugin_env = {}) const;
-  // spec with the config's limits for its plugin, as command() launches it.
+  // spec with the config's limits for its plugin, as command() launches it: memory as each
+  // process's rlimit (Spec::process_memory) where no cgroup bounds it.
   Spec bounded(const Spec &spec) const;
   // Where launches' cgroups go on this host ([limits] cgroup), found on first use.
   const CgroupPlacement &cgroup_placement() const;

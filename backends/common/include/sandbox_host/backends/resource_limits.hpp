@@ -15,9 +15,10 @@ namespace sandbox_host::backends {
 
 class PluginRlimits {
  public:
-  // Each bound, never above this process's hard limit: raising that needs a privilege of
-  // the initial user namespace, and the lower bound holds anyway. Core dumps always off.
-  explicit PluginRlimits(const Limits &limits);
+  // Each bound of spec.limits, and spec.process_memory as RLIMIT_DATA, never above this
+  // process's hard limit: raising that needs a privilege of the initial user namespace, and
+  // the lower bound holds anyway. Core dumps always off.
+  explicit PluginRlimits(const Spec &spec);
 
   // Sets every one on this process. Returns the index of the one the kernel refused, with
   // errno set, or -1. Allocates nothing.
@@ -32,11 +33,11 @@ class PluginRlimits {
     std::string shown;
   };
   static Entry entry(__rlimit_resource_t resource, const char *name, std::uint64_t bound);
-  std::array<Entry, 4> entries_;
+  std::array<Entry, 5> entries_;
 };
 
-// PluginRlimits(limits).apply(), throwing SetupError("limits", ...) when one is refused.
-void apply_plugin_rlimits(const Limits &limits);
+// PluginRlimits(spec).apply(), throwing SetupError("limits", ...) when one is refused.
+void apply_plugin_rlimits(const Spec &spec);
 
 // Whose processes RLIMIT_NPROC counts under a backend: those of the sandbox's own user
 // namespace, or every process of the launching user on the host.
