@@ -242,28 +242,17 @@ void LaunchService::accept_and_handle(std::size_t id) {
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
   for (;;) {
     UniqueFd connection = accept_connection();
-    std::size_t running = 0;
     {
       std::lock_guard lock(connections_mutex_);
       // serve() starts the next acceptor when none is left waiting.
       if (--idle_acceptors_ == 0) connections_changed_.notify_all();
-      if (connection) {
-        connections_[id].fd = connection.get();
-        running = ++running_;
-      }
+      if (connection) connections_[id].fd = connection.get();
     }
     if (!connection) break;  // stopping
-    if (running > config_.max_launches) {
-      refuse(connection.get(), "", "launcher-busy",
-             std::to_string(running - 1) +
-                 " launches are running, as many as launcher.max_launches allows");
-    } else {
-      handle(connection.get());
-    }
+    handle(connection.get());
     // Closed under the lock, once the destructor can no longer shut the number down: a
     // number closed before would be another descriptor's by then.
     std::lock_guard lock(connections_mutex_);
-    --running_;
     connections_[id].fd = -1;
     connection.reset();
     // A thread that has handled a launch handles the next one cheapest (its stack and malloc
@@ -328,6 +317,26 @@ void LaunchService::handle(int connection) {
     return;
   }
   Pending pending{this, peer.pid};
+  // Counted once its peer is admitted: connections a peer has beyond its bound, refused at
+  // once, never take another client's place.
+  struct Running {
+    LaunchService *service;
+    std::size_t count = 0;
+    explicit Running(LaunchService *s) : service(s) {
+      std::lock_guard lock(service->connections_mutex_);
+      count = ++service->running_;
+    }
+    ~Running() {
+      std::lock_guard lock(service->connections_mutex_);
+      --service->running_;
+    }
+  } running(this);
+  if (running.count > config_.max_launches) {
+    refuse(connection, "", "launcher-busy",
+           std::to_string(running.count - 1) +
+               " launches are running, as many as launcher.max_launches allows");
+    return;
+  }
 
   std::optional<Frame> frame;
   try {

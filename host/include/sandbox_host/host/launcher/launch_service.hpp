@@ -73,9 +73,9 @@ class LaunchService {
   std::condition_variable connections_changed_;
   std::map<std::size_t, Connection> connections_;  // acceptors, idle or handling a launch
   std::size_t next_connection_ = 0;
-  std::size_t idle_acceptors_ = 0;                // waiting in accept
-  std::size_t running_ = 0;                       // handling a launch, its refusal included
-  std::size_t finished_ = 0;                      // done, not yet joined
+  std::size_t idle_acceptors_ = 0;  // waiting in accept
+  std::size_t running_ = 0;   // admitted connections: a launch received or run, its refusal too
+  std::size_t finished_ = 0;  // done, not yet joined
   std::map<pid_t, std::size_t> pending_by_peer_;  // connections whose request has not come
 
   std::atomic<std::size_t> launched_{0};
