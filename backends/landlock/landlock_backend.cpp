@@ -15,6 +15,7 @@
 
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/resource_limits.hpp>
+#include <sandbox_host/backends/seccomp_status.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/unique_fd.hpp>
@@ -35,15 +36,6 @@ namespace {
 
 using backends::throw_errno;
 
-// Whether a seccomp filter is on this process (/proc/self/status "Seccomp: 2").
-bool under_seccomp_filter() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("Seccomp:")) return line.find('2') != std::string::npos;
-  }
-  return false;
-}
-
 // Why Landlock cannot be used here, from landlock_create_ruleset's error: refused by a
 // seccomp filter (a container's profile answers EPERM to what it does not list; the kernel
 // itself answers ENOSYS or EOPNOTSUPP), or not in the kernel, where the LSM list names it or
@@ -52,7 +44,7 @@ ProbeReport unavailable(int error) {
   ProbeReport report;
   std::ifstream lsm("/sys/kernel/security/lsm");
   std::string active;
-  if ((error == EPERM || error == EACCES) && under_seccomp_filter()) {
+  if ((error == EPERM || error == EACCES) && backends::under_seccomp_filter()) {
     report.reason = std::string("landlock_create_ruleset failed: ") + std::strerror(error) +
                     " (a seccomp filter on this process, as a container runtime installs, "
                     "refuses it)";

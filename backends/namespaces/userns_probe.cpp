@@ -1,5 +1,7 @@
 #include "userns_probe.hpp"
 
+#include <sandbox_host/backends/seccomp_status.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -24,14 +26,6 @@ std::string read_line(const std::string &path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-std::string seccomp_mode(const std::string &proc_root) {
-  std::ifstream in(proc_root + "/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Seccomp:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 8));
-  }
-  return "";
 }
 
 // The steps of the probe's child that can fail, in order.
@@ -63,7 +57,7 @@ void explain_refusal(int error, const std::string &proc_root, ProbeReport &repor
     report.hint =
         "give sandbox-host an AppArmor profile with the userns rule, or "
         "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-  } else if (seccomp_mode(proc_root) == "2") {
+  } else if (backends::under_seccomp_filter(proc_root)) {
     report.reason = failure +
                     " (a seccomp filter on this process, as a container runtime "
                     "installs, refuses it)";

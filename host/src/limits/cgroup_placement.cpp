@@ -42,19 +42,6 @@ std::optional<fs::path> below(const cgroup::CgroupMounts &mounts, const fs::path
   return relative == "." ? mount : mount / relative;
 }
 
-// Whether a cgroup hierarchy here is mounted read-only, as container runtimes mount them.
-bool read_only_mounts(const cgroup::CgroupMounts &mounts) {
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  for (std::string line; std::getline(mountinfo, line);) {
-    std::istringstream fields(line);
-    std::string id, parent, device, root, mount_point, options;
-    if (!(fields >> id >> parent >> device >> root >> mount_point >> options)) continue;
-    if (!mounts.shown.contains(cgroup::detail::unescape_mount_path(mount_point))) continue;
-    if (("," + options + ",").find(",ro,") != std::string::npos) return true;
-  }
-  return false;
-}
-
 std::string outside_words(const cgroup::CgroupMounts &mounts, const fs::path &mount,
                           const std::string &cgroup_path) {
   const auto it = mounts.shown.find(mount);
@@ -237,7 +224,7 @@ CgroupPlacement CgroupPlacement::find(const std::string &setting) {
         "systemd's Delegate=yes gives a service; cgroup v1: a directory it owns in each "
         "hierarchy) and name it in [limits] cgroup; it is " +
         where + " now" +
-        (read_only_mounts(mounts)
+        (!mounts.read_only.empty()
              ? "; in a container, whose runtime mounts the cgroups read-only, the container's "
                "own limits bound its plugins together"
              : "");

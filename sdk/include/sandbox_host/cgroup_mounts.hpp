@@ -6,10 +6,12 @@
 #include <sys/statfs.h>
 #include <sys/vfs.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ struct CgroupMounts {
   // a host; in a container without a cgroup namespace, the container's own cgroup, which
   // /proc/self/cgroup names in full.
   std::map<std::filesystem::path, std::string> shown;
+  // Those of them mounted read-only, as container runtimes mount them.
+  std::set<std::filesystem::path> read_only;
 
   static CgroupMounts of_this_host();
 };
@@ -86,6 +90,12 @@ inline CgroupMounts CgroupMounts::of_this_host() {
     if (type != "cgroup2" && type != "cgroup") continue;
     // The last mount at a mount point is the one seen there.
     mounts.shown.insert_or_assign(mount_point, detail::unescape_mount_path(words[3]));
+    const std::vector<std::string> options = detail::split(words[5], ',');
+    if (std::find(options.begin(), options.end(), "ro") != options.end()) {
+      mounts.read_only.insert(mount_point);
+    } else {
+      mounts.read_only.erase(mount_point);
+    }
     if (type != "cgroup") continue;
     for (const std::string &option : detail::split(super_options, ',')) {
       if (!detail::is_mount_option(option)) mounts.v1.try_emplace(option, mount_point);
