@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A go-plugin handshake plus one call, as a Go gateway makes them through the Go package
-(go/src/sandboxhost/sandbox) with Debian's go-plugin 1.0.1, beside the same plugin started
+(the go/ module's package sandbox) with Debian's go-plugin 1.0.1, beside the same plugin started
 bare, all in ONE hyperfine run as an unprivileged user; rewrites the goplugin-bench section of
 docs/benchmarks.md.
 
@@ -39,7 +39,13 @@ def build_go(out, build):
     """The gateway and both plugins, built offline in GOPATH mode into out."""
     if shutil.which("go") is None:
         die("go is not installed (scripts/setup.sh installs golang-go)")
-    env = dict(os.environ, GOPATH=f"{REPO}/go:{REPO}/tests/go:/usr/share/gocode",
+    # GOPATH mode finds the module's package at its import path through a link of its own.
+    gopath = build / "go-gopath"
+    module = (REPO / "go" / "go.mod").read_text().split("\n", 1)[0].removeprefix("module ")
+    (gopath / "src" / module).parent.mkdir(parents=True, exist_ok=True)
+    if not (gopath / "src" / module).is_symlink():
+        (gopath / "src" / module).symlink_to(REPO / "go")
+    env = dict(os.environ, GOPATH=f"{gopath}:{REPO}/tests/go:/usr/share/gocode",
                GO111MODULE="off", GOPROXY="off", GOFLAGS="",
                GOCACHE=str(build / "go-cache"))
     binaries = {}

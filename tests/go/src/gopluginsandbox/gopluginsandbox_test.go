@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandboxtest"
 	"gopluginsandbox/reporter"
-	"sandboxhost/sandbox"
-	"sandboxhost/sandboxtest"
 )
 
 // install is a world-readable copy of sandbox-host and of the test's own

@@ -17,8 +17,8 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 	"gopluginsandbox/reporter"
-	"sandboxhost/sandbox"
 )
 
 // Greeting is what the gateway gives the plugin in its Spec.Env.

@@ -16,8 +16,8 @@ import (
 	hclog "github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 	"gopluginsandbox/reporter"
-	"sandboxhost/sandbox"
 )
 
 func main() {

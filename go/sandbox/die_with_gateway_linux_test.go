@@ -4,8 +4,8 @@ import (
 	"syscall"
 	"testing"
 
-	"sandboxhost/sandbox"
-	"sandboxhost/sandboxtest"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandboxtest"
 )
 
 func TestTheWrapperDiesWithTheGateway(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sandboxhost/sandbox"
-	"sandboxhost/sandboxtest"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandboxtest"
 )
 
 // useSandboxHost points package sandbox at executable for the test.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"sandboxhost/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 )
 
 // SkipWithoutSandboxHost skips the test, saying why, when sandbox.Executable

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"sandboxhost/sandbox"
-	"sandboxhost/sandboxtest"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandboxtest"
 )
 
 // countingSandboxHost wraps the real sandbox-host in a script that logs the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"sandboxhost/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 )
 
 // How long the launch service gets to listen, and to stop once asked.

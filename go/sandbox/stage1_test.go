@@ -3,7 +3,7 @@ package sandbox_test
 import (
 	"testing"
 
-	"sandboxhost/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 )
 
 func TestStage1OnlyRecordsThatItWasCalled(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"sandboxhost/sandbox"
-	"sandboxhost/sandboxtest"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandboxtest"
 )
 
 // fullSpec sets every field of a Spec.

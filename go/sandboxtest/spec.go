@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sandboxhost/sandbox"
+	"github.com/clawpatrol/sandbox-host/go/sandbox"
 )
 
 // Dirs makes a socket dir with tmp/ inside, the plugin's TmpDir, both

@@ -1,0 +1,3 @@
+module github.com/clawpatrol/sandbox-host/go
+
+go 1.19
