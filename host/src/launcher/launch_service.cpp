@@ -8,6 +8,7 @@
 #include <sandbox_host/host/launcher/launch_service.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -45,15 +46,7 @@ std::string octal(mode_t mode) {
 }
 
 // The socket's directory keeps every other uid out, whatever the socket's own mode says.
-void make_private_directory(const fs::path &dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    if (errno == ENOENT) {
-      fs::create_directories(dir.parent_path());
-      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("create " + dir.string());
-    } else {
-      throw_errno("create " + dir.string());
-    }
-  }
+void require_private_directory(const fs::path &dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("stat " + dir.string());
   if (!S_ISDIR(st.st_mode)) {
@@ -69,6 +62,18 @@ void make_private_directory(const fs::path &dir) {
                              octal(st.st_mode) +
                              "; it must be 0700, so that no other uid reaches the socket");
   }
+}
+
+void make_private_directory(const fs::path &dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == ENOENT) {
+      fs::create_directories(dir.parent_path());
+      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("create " + dir.string());
+    } else {
+      throw_errno("create " + dir.string());
+    }
+  }
+  require_private_directory(dir);
 }
 
 sockaddr_un address_of(const fs::path &path) {
@@ -115,6 +120,26 @@ UniqueFd listen_at(const fs::path &path) {
   return fd;
 }
 
+// A socket the service manager made (socket activation) holds the same invariants as one
+// made here: its directory is this uid's and 0700 (a socket unit's DirectoryMode=0700 in
+// the user's runtime directory), the socket 0600 (SocketMode=0600). The acceptors block in
+// accept(2), as on a socket made here, whatever NonBlocking= the unit sets.
+UniqueFd adopt_listener(UniqueFd inherited, const fs::path &path) {
+  require_private_directory(path.parent_path());
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) throw_errno("launcher: stat " + path.string());
+  if ((st.st_mode & 077) != 0) {
+    throw std::runtime_error("launcher.socket: the inherited socket " + path.string() +
+                             " is mode " + octal(st.st_mode) +
+                             "; it must be 0600 (SocketMode=0600 in the socket unit)");
+  }
+  const int flags = ::fcntl(inherited.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(inherited.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    throw_errno("launcher: make the inherited socket blocking");
+  }
+  return inherited;
+}
+
 // What the client sent that the service will not read: a unix socket closed with unread
 // data makes the peer's next read fail with ECONNRESET, before it reads the refusal.
 void discard_pending(int connection) {
@@ -132,9 +157,10 @@ bool forwardable(int signal) {
 
 }  // namespace
 
-LaunchService::LaunchService(Host &host, const LauncherConfig &config)
-    : host_(host), config_(config), socket_path_(config.socket) {
-  listener_ = listen_at(socket_path_);
+LaunchService::LaunchService(Host &host, const LauncherConfig &config, UniqueFd inherited)
+    : host_(host), config_(config), socket_path_(config.socket), adopted_(bool(inherited)) {
+  listener_ =
+      adopted_ ? adopt_listener(std::move(inherited), socket_path_) : listen_at(socket_path_);
   start_launch_watches();
   // Sandboxes prepared now, for the launches to come.
   if (config_.depth > 0) {
@@ -162,7 +188,8 @@ LaunchService::~LaunchService() {
     });
     reap_finished();
   }
-  ::unlink(socket_path_.c_str());
+  // An inherited socket stays: its socket unit listens on it again once serve is gone.
+  if (!adopted_) ::unlink(socket_path_.c_str());
 }
 
 void LaunchService::wake_acceptors() {
@@ -199,7 +226,7 @@ SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
 // accepts a launch handles it, so that no thread start and no hand-over between threads
 // lies on the launch's path (docs/benchmarks.md). serve() starts one whenever none waits;
 // a thread done with its launch waits again while fewer than kSpareAcceptors do.
-void LaunchService::serve(std::stop_token stop) {
+void LaunchService::serve(std::stop_token stop, LoopProgress *progress) {
   std::stop_callback wake(stop, [this] {
     wake_acceptors();
     std::lock_guard lock(connections_mutex_);
@@ -207,6 +234,7 @@ void LaunchService::serve(std::stop_token stop) {
   });
   std::unique_lock lock(connections_mutex_);
   while (!stop.stop_requested()) {
+    if (progress != nullptr) progress->turned();
     if (finished_ > 0) reap_finished();
     if (idle_acceptors_ == 0) {
       // Registered once it exists; it takes the lock before it touches its entry.
@@ -216,8 +244,10 @@ void LaunchService::serve(std::stop_token stop) {
       connections_[id].thread = std::move(acceptor);
       ++idle_acceptors_;
     }
-    connections_changed_.wait(
-        lock, [&] { return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested(); });
+    // Woken at least every kLoopTurnBound, so that an idle service still counts its turns.
+    connections_changed_.wait_for(lock, kLoopTurnBound, [&] {
+      return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested();
+    });
   }
 }
 

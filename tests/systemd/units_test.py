@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""deploy/systemd's units, as systemd reads and runs them.
+
+Analysis: `systemd-analyze verify` of every unit, its ExecStart pointed at the build's
+sandbox-host (verify checks that the binary exists); `systemd-analyze security --offline`
+of each service, whose exposure must stay at or below the bound docs/operations.md states.
+
+Running: a systemd 252 booted as pid 1 of a podman container (runc, the host's own root
+overlaid, no network, its /proc unmasked and no seccomp profile of podman's, so that the
+unit's own directives are the only ones in force), the build installed into it at the
+paths the Debian package uses; then sandbox-host@nobody.service is started, a plugin is
+launched through it as nobody, and its status, its watchdog (serve stopped with SIGSTOP:
+systemd must restart it) and a restart are checked. Skipped, with the reason, where podman
+cannot boot the container.
+
+usage: units_test.py BUILD_DIR [unittest options]   exit 0: pass or skip; 1: a failure
+"""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SOURCE = pathlib.Path(__file__).resolve().parents[2]
+UNITS = SOURCE / "deploy" / "systemd"
+BUILD = pathlib.Path(sys.argv.pop(1)).resolve() if len(sys.argv) > 1 else None
+
+# The exposure bounds docs/operations.md states ("systemd", "How exposed"): a unit that
+# scores worse has lost a directive.
+SYSTEM_EXPOSURE_BOUND = 3.5
+USER_EXPOSURE_BOUND = 4.0
+
+SYSTEM_UNITS = ["sandbox-host@.service"]
+USER_UNITS = ["sandbox-host.service", "sandbox-host.socket"]
+
+
+def run(argv, **kwargs):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+class Analysis(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("systemd-analyze") is None:
+            raise unittest.SkipTest("systemd-analyze is not installed")
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.dir = pathlib.Path(cls.scratch.name)
+        # A user manager's specifiers (%t) need a runtime directory.
+        cls.runtime = cls.dir / "runtime"
+        cls.runtime.mkdir(mode=0o700)
+        for name in SYSTEM_UNITS + USER_UNITS:
+            text = (UNITS / name).read_text()
+            text = text.replace("/usr/bin/sandbox-host", str(BUILD / "bin" / "sandbox-host"))
+            # A template is verified as one of its instances.
+            (cls.dir / name.replace("@.", "@gateway.")).write_text(text)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.scratch.cleanup()
+
+    def analyze(self, *args, user=False):
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime))
+        argv = ["systemd-analyze", *(["--user"] if user else []), *args]
+        return run(argv, env=env, cwd=self.dir)
+
+    def test_every_unit_verifies(self):
+        self.assertTrue((BUILD / "bin" / "sandbox-host").exists(), BUILD)
+        for name, user in [("sandbox-host@gateway.service", False),
+                           ("sandbox-host.service", True), ("sandbox-host.socket", True)]:
+            with self.subTest(unit=name):
+                result = self.analyze("verify", "--man=no", "./" + name, user=user)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(result.stderr.strip(), "", "verify warns about " + name)
+
+    def exposure(self, name, user):
+        result = self.analyze("security", "--offline=yes", "./" + name, user=user)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        found = re.search(r"Overall exposure level for \S+: (\d+\.\d)", result.stdout)
+        self.assertIsNotNone(found, result.stdout)
+        return float(found.group(1))
+
+    def test_the_system_unit_is_no_more_exposed_than_its_bound(self):
+        score = self.exposure("sandbox-host@gateway.service", user=False)
+        print(f"systemd-analyze security: sandbox-host@.service {score}", file=sys.stderr)
+        self.assertLessEqual(score, SYSTEM_EXPOSURE_BOUND)
+
+    def test_the_user_unit_is_no_more_exposed_than_its_bound(self):
+        score = self.exposure("sandbox-host.service", user=True)
+        print(f"systemd-analyze security: sandbox-host.service {score}", file=sys.stderr)
+        self.assertLessEqual(score, USER_EXPOSURE_BOUND)
+
+    def test_each_directive_says_why(self):
+        # Every directive of [Service] and [Socket] stands in a group of directives whose
+        # first line has a comment right above it.
+        for name in SYSTEM_UNITS + USER_UNITS:
+            lines = (UNITS / name).read_text().splitlines()
+            section = None
+            for number, line in enumerate(lines):
+                if line.startswith("["):
+                    section = line
+                    continue
+                if section not in ("[Service]", "[Socket]") or not line or line.startswith("#"):
+                    continue
+                first = number
+                while first > 0 and lines[first - 1] and not lines[first - 1].startswith("#"):
+                    first -= 1
+                with self.subTest(unit=name, line=line):
+                    self.assertTrue(first > 0 and lines[first - 1].startswith("#"),
+                                    f"{name}:{number + 1}: {line} has no reason above it")
+
+
+CONTAINER = "sandbox-host-systemd-test-%d" % os.getpid()
+INSTANCE = "sandbox-host@nobody.service"
+LAUNCH_SOCKET = "/run/sandbox-host/nobody/launcher/launch.sock"
+
+
+class UnderRealSystemd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if os.geteuid() != 0:
+            raise unittest.SkipTest("podman's containers need root here")
+        if shutil.which("podman") is None or shutil.which("runc") is None:
+            raise unittest.SkipTest("podman or runc is not installed")
+        boot = run(["podman", "run", "-d", "--name", CONTAINER, "--systemd=always",
+                    "--runtime", "runc", "--cgroup-manager", "cgroupfs", "--network", "none",
+                    "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+                    "--security-opt", "unmask=ALL", "--security-opt", "seccomp=unconfined",
+                    # podman copies the host's /tmp and /run into its tmpfs otherwise, and
+                    # fails on their sockets.
+                    "--tmpfs", "/tmp:rw,notmpcopyup,mode=1777", "--tmpfs", "/run:rw,notmpcopyup",
+                    "-v", f"{BUILD}:/build:ro", "-v", f"{UNITS}:/units:ro",
+                    "--rootfs", "/:O", "/lib/systemd/systemd", "--unit=basic.target"])
+        if boot.returncode != 0:
+            raise unittest.SkipTest("podman cannot boot systemd here: " + boot.stderr.strip())
+        cls.booted = True
+        deadline = time.monotonic() + 60
+        while cls.sh("systemctl is-system-running").stdout.strip() not in ("running", "degraded"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("systemd did not finish booting: " +
+                                   cls.sh("systemctl is-system-running").stdout)
+            time.sleep(0.5)
+        cls.install()
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "booted", False):
+            run(["podman", "rm", "-f", "-t", "0", CONTAINER])
+
+    @classmethod
+    def sh(cls, script):
+        return run(["podman", "exec", CONTAINER, "sh", "-c", script])
+
+    @classmethod
+    def install(cls):
+        # Where the Debian package puts them: executables, the broker, modules, the units.
+        script = """
+            set -e
+            install -m 0755 /build/bin/sandbox-host /build/bin/sandbox-host-launch /usr/bin/
+            install -m 0755 /build/bin/demo-plugin /usr/local/bin/
+            mkdir -p /usr/libexec/sandbox-host /usr/lib/sandbox-host/modules
+            install -m 0755 /build/libexec/sandbox-host/sandbox-host-broker /usr/libexec/sandbox-host/
+            install -m 0644 /build/lib/sandbox-host/modules/*.so /usr/lib/sandbox-host/modules/
+            install -m 0644 /units/sandbox-host@.service /usr/lib/systemd/system/
+            install -m 0644 /units/sandbox-host.service /units/sandbox-host.socket /usr/lib/systemd/user/
+            mkdir -p /etc/sandbox-host
+            printf '[broker]\\nstate_dir = "/var/lib/sandbox-host/nobody"\\n[launcher]\\nsocket = "%s"\\n' \\
+                {socket} > /etc/sandbox-host/nobody.toml
+            # The watchdog test waits for the interval to run out: a short one.
+            mkdir -p /etc/systemd/system/sandbox-host@nobody.service.d
+            printf '[Service]\\nWatchdogSec=4s\\n' \\
+                > /etc/systemd/system/sandbox-host@nobody.service.d/watchdog.conf
+            systemctl daemon-reload
+        """.format(socket=LAUNCH_SOCKET)
+        result = cls.sh(script)
+        if result.returncode != 0:
+            raise RuntimeError("install: " + result.stdout + result.stderr)
+
+    def show(self, *properties):
+        result = self.sh(f"systemctl show {INSTANCE} " +
+                         " ".join("-p " + p for p in properties))
+        return dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+
+    def journal(self):
+        return self.sh(f"journalctl -u {INSTANCE} --no-pager -n 60").stdout
+
+    def launch_demo(self):
+        return self.sh("runuser -u nobody -- /usr/bin/sandbox-host-launch --via "
+                       f"{LAUNCH_SOCKET} -- /usr/local/bin/demo-plugin")
+
+    def start(self):
+        result = self.sh(f"systemctl start {INSTANCE}")
+        self.assertEqual(result.returncode, 0, result.stderr + self.journal())
+
+    def test_1_it_starts_ready_and_launches_a_plugin(self):
+        self.start()
+        state = self.show("ActiveState", "SubState", "StatusText", "Type", "NotifyAccess")
+        self.assertEqual(state["ActiveState"], "active", self.journal())
+        self.assertTrue(state["StatusText"].startswith("serving: broker on "), state)
+        self.assertIn("launcher on " + LAUNCH_SOCKET, state["StatusText"])
+        launched = self.launch_demo()
+        self.assertEqual(launched.returncode, 0, launched.stderr + self.journal())
+        self.assertIn("|unix|", launched.stdout)
+        probe = self.sh("runuser -u nobody -- /usr/bin/sandbox-host probe")
+        print("probe as nobody, outside the unit:\n" + probe.stdout, file=sys.stderr)
+
+    def test_2_a_stalled_serve_is_restarted_by_its_watchdog(self):
+        self.start()
+        before = self.show("MainPID", "NRestarts")
+        self.sh(f"kill -STOP {before['MainPID']}")
+        deadline = time.monotonic() + 30
+        while True:
+            now = self.show("MainPID", "NRestarts", "ActiveState")
+            if now["NRestarts"] != before["NRestarts"] and now["ActiveState"] == "active":
+                break
+            self.assertLess(time.monotonic(), deadline, "not restarted: " + str(now) +
+                            self.journal())
+            time.sleep(0.5)
+        self.assertNotEqual(now["MainPID"], before["MainPID"])
+        self.assertIn("Watchdog timeout", self.journal())
+        launched = self.launch_demo()
+        self.assertEqual(launched.returncode, 0, launched.stderr + self.journal())
+
+    def test_3_a_restart_serves_again(self):
+        self.start()
+        before = self.show("MainPID")
+        restart = self.sh(f"systemctl restart {INSTANCE}")
+        self.assertEqual(restart.returncode, 0, restart.stderr + self.journal())
+        self.assertNotEqual(self.show("MainPID")["MainPID"], before["MainPID"])
+        self.assertIn("stopping on signal 15", self.journal())
+        launched = self.launch_demo()
+        self.assertEqual(launched.returncode, 0, launched.stderr + self.journal())
+
+
+if __name__ == "__main__":
+    unittest.main()
