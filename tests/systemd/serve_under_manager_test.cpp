@@ -253,9 +253,9 @@ TEST_F(ServeUnderManager, InheritedSocketsAreServedAndReachNoSandbox) {
 
   ::kill(serve.pid(), SIGTERM);
   EXPECT_EQ(serve.wait(20s), 0) << serve_stderr();
-  // The sockets are the manager's: left in place to listen on for the next serve.
-  EXPECT_TRUE(fs::is_socket(launcher_path()));
-  EXPECT_TRUE(fs::is_socket(broker_path()));
+  // The sockets are the manager's: left in place, still listening, for the next serve.
+  EXPECT_TRUE(connects(launcher_path(), SOCK_STREAM)) << "serve shut the manager's socket";
+  EXPECT_TRUE(connects(broker_path(), SOCK_SEQPACKET)) << "serve shut the manager's socket";
 }
 
 TEST_F(ServeUnderManager, AnInheritedSocketOfTheWrongTypeIsRefusedByName) {

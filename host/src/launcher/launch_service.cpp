@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -19,6 +20,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 
@@ -122,8 +124,8 @@ UniqueFd listen_at(const fs::path &path) {
 
 // A socket the service manager made (socket activation) holds the same invariants as one
 // made here: its directory is this uid's and 0700 (a socket unit's DirectoryMode=0700 in
-// the user's runtime directory), the socket 0600 (SocketMode=0600). The acceptors block in
-// accept(2), as on a socket made here, whatever NonBlocking= the unit sets.
+// the user's runtime directory), the socket 0600 (SocketMode=0600). Non-blocking: its
+// acceptors poll it beside the wake descriptor (see wake_acceptors).
 UniqueFd adopt_listener(UniqueFd inherited, const fs::path &path) {
   require_private_directory(path.parent_path());
   struct stat st {};
@@ -134,8 +136,8 @@ UniqueFd adopt_listener(UniqueFd inherited, const fs::path &path) {
                              "; it must be 0600 (SocketMode=0600 in the socket unit)");
   }
   const int flags = ::fcntl(inherited.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(inherited.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    throw_errno("launcher: make the inherited socket blocking");
+  if (flags < 0 || ::fcntl(inherited.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+    throw_errno("launcher: make the inherited socket non-blocking");
   }
   return inherited;
 }
@@ -161,6 +163,10 @@ LaunchService::LaunchService(Host &host, const LauncherConfig &config, UniqueFd 
     : host_(host), config_(config), socket_path_(config.socket), adopted_(bool(inherited)) {
   listener_ =
       adopted_ ? adopt_listener(std::move(inherited), socket_path_) : listen_at(socket_path_);
+  if (adopted_) {
+    wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake_) throw_errno("launcher: eventfd");
+  }
   start_launch_watches();
   // Sandboxes prepared now, for the launches to come.
   if (config_.depth > 0) {
@@ -194,8 +200,22 @@ LaunchService::~LaunchService() {
 
 void LaunchService::wake_acceptors() {
   stopping_ = true;
+  if (adopted_) {
+    // shutdown(2) would end the service manager's socket too, for every later serve: the
+    // acceptors wait on the wake descriptor beside it instead, readable from now on.
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto written = ::write(wake_.get(), &one, sizeof one);
+    return;
+  }
   // Every accept(2) on the listener returns then, and no connection comes any more.
   ::shutdown(listener_.get(), SHUT_RDWR);
+}
+
+bool LaunchService::wait_for_connection() const {
+  std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
+  while (::poll(fds.data(), fds.size(), -1) < 0 && errno == EINTR) {
+  }
+  return !stopping_;
 }
 
 void LaunchService::reap_finished() {
@@ -253,10 +273,12 @@ void LaunchService::serve(std::stop_token stop, LoopProgress *progress) {
 
 UniqueFd LaunchService::accept_connection() {
   for (;;) {
+    if (adopted_ && !wait_for_connection()) return UniqueFd();
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (stopping_) return UniqueFd();
     if (connection) return connection;
-    if (errno == EINTR || errno == ECONNABORTED) continue;
+    // EAGAIN: another acceptor of the adopted, non-blocking socket took the connection.
+    if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
     // Out of descriptors, say: the pending connection waits in the backlog for a moment.
     host_.audit().record({"launcher", "", "launcher-descriptors",
                           "accept a launch: " + std::string(std::strerror(errno)),

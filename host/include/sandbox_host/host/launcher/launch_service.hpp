@@ -53,6 +53,8 @@ class LaunchService {
   // A thread waiting for a connection, started before it comes; it handles what it accepts.
   void accept_and_handle(std::size_t id);
   UniqueFd accept_connection();  // empty once the service stops
+  // An adopted listener's acceptors wait here; false once the service stops.
+  bool wait_for_connection() const;
   void wake_acceptors();
   void handle(int connection);
   void refuse(int connection, const std::string &plugin, const std::string &rule,
@@ -65,6 +67,7 @@ class LaunchService {
   std::filesystem::path socket_path_;
   bool adopted_;  // the listener is a service manager's (socket activation)
   UniqueFd listener_;
+  UniqueFd wake_;                      // adopted_ only: readable once the service stops
   std::atomic<bool> stopping_{false};  // set before the listener is shut down
 
   std::mutex pools_mutex_;
