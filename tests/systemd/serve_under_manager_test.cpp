@@ -234,8 +234,10 @@ TEST_F(ServeUnderManager, InheritedSocketsAreServedAndReachNoSandbox) {
   EXPECT_EQ(ping.out, "pong");
 
   // Every process below serve (the prepared sandboxes' stage 1) was started without them.
+  // A launch's sandbox is replaced a moment later: under load, wait for one.
+  ASSERT_TRUE(test::eventually([&] { return !test::descendants(serve.pid()).empty(); }, 10s))
+      << "no prepared sandbox to look at";
   const auto below = test::descendants(serve.pid());
-  EXPECT_FALSE(below.empty()) << "no prepared sandbox to look at";
   for (const pid_t pid : below) {
     const fs::path proc = "/proc/" + std::to_string(pid);
     const std::string environ = read_file(proc / "environ");
