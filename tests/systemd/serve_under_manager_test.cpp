@@ -204,6 +204,15 @@ TEST_F(ServeUnderManager, WatchdogPingsComeEveryHalfIntervalAndStoppingOnSigterm
   EXPECT_EQ(serve.wait(20s), 0) << serve_stderr();
 }
 
+TEST_F(ServeUnderManager, AWatchdogItsIdleLoopsWouldMissIsRefusedBeforeReady) {
+  auto env = base_env();
+  env.push_back("WATCHDOG_USEC=2000000");
+  ManagedServe serve(serve_argv(), env, {}, dir() / "serve.err");
+  EXPECT_EQ(serve.wait(20s), 125);
+  EXPECT_NE(serve_stderr().find("WatchdogSec=2000ms"), std::string::npos) << serve_stderr();
+  EXPECT_FALSE(manager_side_.wait_for("READY=1", 100ms)) << "ready, with a watchdog it misses";
+}
+
 TEST_F(ServeUnderManager, InheritedSocketsAreServedAndReachNoSandbox) {
   const UniqueFd launcher = listening_socket(launcher_path(), SOCK_STREAM);
   const UniqueFd broker = listening_socket(broker_path(), SOCK_SEQPACKET);

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace sandbox_host::cli {
@@ -94,8 +95,18 @@ int run_serve(const ServeOptions &options) {
     launcher =
         std::make_unique<LaunchService>(host, *host.config().launcher, std::move(launcher_socket));
   }
+  std::string status = "serving: broker on " + broker.spool().string();
+  if (launcher) status += ", launcher on " + launcher->socket().string();
+  if (egress) status += ", egress " + egress->description();
+  // Set up before the loops start, so that a WatchdogSec= it refuses ends serve at once.
   LoopProgress broker_progress;
   LoopProgress launcher_progress;
+  std::optional<ProgressWatchdog> watchdog;
+  if (const auto interval = manager.watchdog_interval()) {
+    std::vector<WatchedLoop> loops{{"the broker", &broker_progress}};
+    if (launcher) loops.push_back({"the launch service", &launcher_progress});
+    watchdog.emplace(manager, *interval, std::move(loops), status);
+  }
   std::jthread serving([&](std::stop_token stop) { broker.serve(stop, &broker_progress); });
   // Whatever a plugin makes this process's child (clone(CLONE_PARENT) from a Landlock
   // plugin, whose parent serve is, where a backend's filter lets it) is reaped here.
@@ -123,16 +134,7 @@ int run_serve(const ServeOptions &options) {
   std::cerr << "sandbox-host serve: broker on " << broker.spool().string()
             << " (operations: " << (names.empty() ? "none" : names) << ")" << std::endl;
   // Ready: every socket listens (the launcher's acceptors take what waits in its backlog).
-  std::string status = "serving: broker on " + broker.spool().string();
-  if (launcher) status += ", launcher on " + launcher->socket().string();
-  if (egress) status += ", egress " + egress->description();
   manager.notify("READY=1\nSTATUS=" + status);
-  std::optional<ProgressWatchdog> watchdog;
-  if (const auto interval = manager.watchdog_interval()) {
-    std::vector<WatchedLoop> loops{{"the broker", &broker_progress}};
-    if (launcher) loops.push_back({"the launch service", &launcher_progress});
-    watchdog.emplace(manager, *interval, std::move(loops), status);
-  }
   int signal = 0;
   sigwait(&ending, &signal);
   manager.notify("STOPPING=1\nSTATUS=stopping on signal " + std::to_string(signal));
