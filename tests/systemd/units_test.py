@@ -142,13 +142,19 @@ class UnderRealSystemd(unittest.TestCase):
         if boot.returncode != 0:
             raise unittest.SkipTest("podman cannot boot systemd here: " + boot.stderr.strip())
         cls.booted = True
-        deadline = time.monotonic() + 60
-        while cls.sh("systemctl is-system-running").stdout.strip() not in ("running", "degraded"):
-            if time.monotonic() > deadline:
-                raise RuntimeError("systemd did not finish booting: " +
-                                   cls.sh("systemctl is-system-running").stdout)
-            time.sleep(0.5)
-        cls.install()
+        try:
+            deadline = time.monotonic() + 60
+            while cls.sh("systemctl is-system-running").stdout.strip() not in ("running",
+                                                                              "degraded"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("systemd did not finish booting: " +
+                                       cls.sh("systemctl is-system-running").stdout)
+                time.sleep(0.5)
+            cls.install()
+        except BaseException:
+            # unittest skips tearDownClass when setUpClass fails: no container is left behind.
+            cls.tearDownClass()
+            raise
 
     @classmethod
     def tearDownClass(cls):
