@@ -39,6 +39,8 @@ packages=(
   golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev  # gRPC's codec; wrapperspb
   podman runc uidmap        # tests/container: sandbox-host inside containers (runc: crun refuses
                             # hybrid cgroups)
+  systemd                   # tests/systemd: systemd-analyze verify/security of deploy/systemd's
+                            # units, and the systemd booted in a podman container that runs them
 )
 
 missing=()

@@ -104,8 +104,9 @@ Broker::Broker(BrokerOptions options, Operations operations, AuditSink &audit)
 
 Broker::~Broker() = default;
 
-void Broker::listen(const fs::path &path, const std::string &label) {
-  auto socket = std::make_shared<BrokerSocket>(path, label);
+void Broker::listen(const fs::path &path, const std::string &label, UniqueFd inherited) {
+  auto socket = inherited ? std::make_shared<BrokerSocket>(path, label, std::move(inherited))
+                          : std::make_shared<BrokerSocket>(path, label);
   {
     std::lock_guard lock(state_->sockets_mutex);
     state_->sockets.push_back(std::move(socket));
@@ -163,7 +164,7 @@ std::string spool_requester(const ClaimedRequest &request, const fs::path &proc_
 
 }  // namespace
 
-void Broker::serve(std::stop_token stop) {
+void Broker::serve(std::stop_token stop, LoopProgress *progress) {
   State &state = *state_;
   state.serving.call.stop = stop;
   std::stop_callback on_stop(stop, [&] { state.notify(); });
@@ -224,6 +225,10 @@ void Broker::serve(std::stop_token stop) {
     }
     if (starved) wake_at = std::min(wake_at, no_descriptors_until);
     if (!arrivals.empty() && !starved) wake_at = now;
+    if (progress != nullptr) {
+      progress->turned();
+      wake_at = std::min(wake_at, now + kLoopTurnBound);
+    }
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(
         std::max(wake_at - now, Clock::duration::zero()));
     ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));

@@ -1,6 +1,7 @@
 #include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/host/broker/socket_transport.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -75,8 +76,17 @@ BrokerSocket::BrokerSocket(fs::path path, std::string label)
   if (::listen(fd_.get(), 128) != 0) fail("listen on " + path_.string());
 }
 
+BrokerSocket::BrokerSocket(fs::path path, std::string label, UniqueFd inherited)
+    : path_(std::move(path)), label_(std::move(label)), fd_(std::move(inherited)), adopted_(true) {
+  // The broker's loop polls its sockets and must never block in accept(2).
+  const int flags = ::fcntl(fd_.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd_.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+    fail("make the inherited broker socket " + path_.string() + " non-blocking");
+  }
+}
+
 BrokerSocket::~BrokerSocket() {
-  ::unlink(path_.c_str());
+  if (!adopted_) ::unlink(path_.c_str());
 }
 
 UniqueFd BrokerSocket::accept() const {

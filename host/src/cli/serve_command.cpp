@@ -5,15 +5,20 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
 #include <sandbox_host/host/own_children.hpp>
+#include <sandbox_host/host/service/inherited_sockets.hpp>
+#include <sandbox_host/host/service/progress_watchdog.hpp>
+#include <sandbox_host/host/service/service_manager.hpp>
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace sandbox_host::cli {
@@ -36,7 +41,25 @@ void raise_descriptor_limit() {
   }
 }
 
+// What the config and --socket expect inherited sockets to be, for a mismatch's message.
+std::string expected_sockets(const Host &host, const ServeOptions &options) {
+  std::string expected;
+  for (const auto &socket : options.sockets) {
+    expected += (expected.empty() ? "" : "; ") + std::string("\"broker\" at ") +
+                socket.substr(0, socket.find('='));
+  }
+  if (host.config().launcher) {
+    expected += (expected.empty() ? "" : "; ") + std::string("\"launcher\" at ") +
+                host.config().launcher->socket.string();
+  }
+  return expected.empty() ? "none: no --socket and no [launcher]" : expected;
+}
+
 int run_serve(const ServeOptions &options) {
+  // First, before any thread: the service manager's variables leave the environment here,
+  // and its sockets become close-on-exec, so that no sandbox inherits either.
+  const ServiceManager manager = ServiceManager::from_environment();
+  InheritedSockets inherited = InheritedSockets::from_environment();
   raise_descriptor_limit();
   Host host(load_config_or_defaults(options.config));
   broker::Operations operations = broker::load_operations(host);
@@ -45,9 +68,15 @@ int run_serve(const ServeOptions &options) {
   broker::Broker broker(settings, std::move(operations), host.audit());
   for (const auto &socket : options.sockets) {
     const auto equals = socket.find('=');
-    broker.listen(socket.substr(0, equals),
-                  equals == std::string::npos ? std::string() : socket.substr(equals + 1));
+    const std::string path = socket.substr(0, equals);
+    broker.listen(path, equals == std::string::npos ? std::string() : socket.substr(equals + 1),
+                  inherited.take("broker", SOCK_SEQPACKET, path));
   }
+  UniqueFd launcher_socket;
+  if (host.config().launcher) {
+    launcher_socket = inherited.take("launcher", SOCK_STREAM, host.config().launcher->socket);
+  }
+  inherited.require_all_taken(expected_sockets(host, options));
 
   // SIGINT and SIGTERM end the broker; a thread waits for them, so no handler races.
   sigset_t ending = ending_signals();
@@ -63,9 +92,22 @@ int run_serve(const ServeOptions &options) {
   std::unique_ptr<LaunchService> launcher;
   if (host.config().launcher) {
     host.use_stage1_program(sandbox_host_executable().string());
-    launcher = std::make_unique<LaunchService>(host, *host.config().launcher);
+    launcher =
+        std::make_unique<LaunchService>(host, *host.config().launcher, std::move(launcher_socket));
   }
-  std::jthread serving([&](std::stop_token stop) { broker.serve(stop); });
+  std::string status = "serving: broker on " + broker.spool().string();
+  if (launcher) status += ", launcher on " + launcher->socket().string();
+  if (egress) status += ", egress " + egress->description();
+  // Set up before the loops start, so that a WatchdogSec= it refuses ends serve at once.
+  LoopProgress broker_progress;
+  LoopProgress launcher_progress;
+  std::optional<ProgressWatchdog> watchdog;
+  if (const auto interval = manager.watchdog_interval()) {
+    std::vector<WatchedLoop> loops{{"the broker", &broker_progress}};
+    if (launcher) loops.push_back({"the launch service", &launcher_progress});
+    watchdog.emplace(manager, *interval, std::move(loops), status);
+  }
+  std::jthread serving([&](std::stop_token stop) { broker.serve(stop, &broker_progress); });
   // Whatever a plugin makes this process's child (clone(CLONE_PARENT) from a Landlock
   // plugin, whose parent serve is, where a backend's filter lets it) is reaped here.
   std::jthread reaping([](std::stop_token stop) {
@@ -80,7 +122,8 @@ int run_serve(const ServeOptions &options) {
   });
   std::jthread launching;
   if (launcher) {
-    launching = std::jthread([&](std::stop_token stop) { launcher->serve(stop); });
+    launching =
+        std::jthread([&](std::stop_token stop) { launcher->serve(stop, &launcher_progress); });
     std::cerr << "sandbox-host serve: launcher on " << launcher->socket().string() << std::endl;
   }
 
@@ -90,8 +133,12 @@ int run_serve(const ServeOptions &options) {
   }
   std::cerr << "sandbox-host serve: broker on " << broker.spool().string()
             << " (operations: " << (names.empty() ? "none" : names) << ")" << std::endl;
+  // Ready: every socket listens (the launcher's acceptors take what waits in its backlog).
+  manager.notify("READY=1\nSTATUS=" + status);
   int signal = 0;
   sigwait(&ending, &signal);
+  manager.notify("STOPPING=1\nSTATUS=stopping on signal " + std::to_string(signal));
+  watchdog.reset();
   std::string launches;
   if (launching.joinable()) {
     launching.request_stop();

@@ -8,8 +8,10 @@
 #include <sandbox_host/host/launcher/launch_service.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,6 +20,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 
@@ -45,15 +48,7 @@ std::string octal(mode_t mode) {
 }
 
 // The socket's directory keeps every other uid out, whatever the socket's own mode says.
-void make_private_directory(const fs::path &dir) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    if (errno == ENOENT) {
-      fs::create_directories(dir.parent_path());
-      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("create " + dir.string());
-    } else {
-      throw_errno("create " + dir.string());
-    }
-  }
+void require_private_directory(const fs::path &dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) throw_errno("stat " + dir.string());
   if (!S_ISDIR(st.st_mode)) {
@@ -69,6 +64,18 @@ void make_private_directory(const fs::path &dir) {
                              octal(st.st_mode) +
                              "; it must be 0700, so that no other uid reaches the socket");
   }
+}
+
+void make_private_directory(const fs::path &dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == ENOENT) {
+      fs::create_directories(dir.parent_path());
+      if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_errno("create " + dir.string());
+    } else {
+      throw_errno("create " + dir.string());
+    }
+  }
+  require_private_directory(dir);
 }
 
 sockaddr_un address_of(const fs::path &path) {
@@ -115,6 +122,26 @@ UniqueFd listen_at(const fs::path &path) {
   return fd;
 }
 
+// A socket the service manager made (socket activation) holds the same invariants as one
+// made here: its directory is this uid's and 0700 (a socket unit's DirectoryMode=0700 in
+// the user's runtime directory), the socket 0600 (SocketMode=0600). Non-blocking: its
+// acceptors poll it beside the wake descriptor (see wake_acceptors).
+UniqueFd adopt_listener(UniqueFd inherited, const fs::path &path) {
+  require_private_directory(path.parent_path());
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) throw_errno("launcher: stat " + path.string());
+  if ((st.st_mode & 077) != 0) {
+    throw std::runtime_error("launcher.socket: the inherited socket " + path.string() +
+                             " is mode " + octal(st.st_mode) +
+                             "; it must be 0600 (SocketMode=0600 in the socket unit)");
+  }
+  const int flags = ::fcntl(inherited.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(inherited.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+    throw_errno("launcher: make the inherited socket non-blocking");
+  }
+  return inherited;
+}
+
 // What the client sent that the service will not read: a unix socket closed with unread
 // data makes the peer's next read fail with ECONNRESET, before it reads the refusal.
 void discard_pending(int connection) {
@@ -132,9 +159,14 @@ bool forwardable(int signal) {
 
 }  // namespace
 
-LaunchService::LaunchService(Host &host, const LauncherConfig &config)
-    : host_(host), config_(config), socket_path_(config.socket) {
-  listener_ = listen_at(socket_path_);
+LaunchService::LaunchService(Host &host, const LauncherConfig &config, UniqueFd inherited)
+    : host_(host), config_(config), socket_path_(config.socket), adopted_(bool(inherited)) {
+  listener_ =
+      adopted_ ? adopt_listener(std::move(inherited), socket_path_) : listen_at(socket_path_);
+  if (adopted_) {
+    wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake_) throw_errno("launcher: eventfd");
+  }
   start_launch_watches();
   // Sandboxes prepared now, for the launches to come.
   if (config_.depth > 0) {
@@ -162,13 +194,28 @@ LaunchService::~LaunchService() {
     });
     reap_finished();
   }
-  ::unlink(socket_path_.c_str());
+  // An inherited socket stays: its socket unit listens on it again once serve is gone.
+  if (!adopted_) ::unlink(socket_path_.c_str());
 }
 
 void LaunchService::wake_acceptors() {
   stopping_ = true;
+  if (adopted_) {
+    // shutdown(2) would end the service manager's socket too, for every later serve: the
+    // acceptors wait on the wake descriptor beside it instead, readable from now on.
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto written = ::write(wake_.get(), &one, sizeof one);
+    return;
+  }
   // Every accept(2) on the listener returns then, and no connection comes any more.
   ::shutdown(listener_.get(), SHUT_RDWR);
+}
+
+bool LaunchService::wait_for_connection() const {
+  std::array<pollfd, 2> fds{pollfd{listener_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
+  while (::poll(fds.data(), fds.size(), -1) < 0 && errno == EINTR) {
+  }
+  return !stopping_;
 }
 
 void LaunchService::reap_finished() {
@@ -199,7 +246,7 @@ SandboxPool &LaunchService::pool_for(const std::string &mode, Network network) {
 // accepts a launch handles it, so that no thread start and no hand-over between threads
 // lies on the launch's path (docs/benchmarks.md). serve() starts one whenever none waits;
 // a thread done with its launch waits again while fewer than kSpareAcceptors do.
-void LaunchService::serve(std::stop_token stop) {
+void LaunchService::serve(std::stop_token stop, LoopProgress *progress) {
   std::stop_callback wake(stop, [this] {
     wake_acceptors();
     std::lock_guard lock(connections_mutex_);
@@ -207,6 +254,7 @@ void LaunchService::serve(std::stop_token stop) {
   });
   std::unique_lock lock(connections_mutex_);
   while (!stop.stop_requested()) {
+    if (progress != nullptr) progress->turned();
     if (finished_ > 0) reap_finished();
     if (idle_acceptors_ == 0) {
       // Registered once it exists; it takes the lock before it touches its entry.
@@ -216,17 +264,21 @@ void LaunchService::serve(std::stop_token stop) {
       connections_[id].thread = std::move(acceptor);
       ++idle_acceptors_;
     }
-    connections_changed_.wait(
-        lock, [&] { return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested(); });
+    // Woken at least every kLoopTurnBound, so that an idle service still counts its turns.
+    connections_changed_.wait_for(lock, kLoopTurnBound, [&] {
+      return idle_acceptors_ == 0 || finished_ > 0 || stop.stop_requested();
+    });
   }
 }
 
 UniqueFd LaunchService::accept_connection() {
   for (;;) {
+    if (adopted_ && !wait_for_connection()) return UniqueFd();
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (stopping_) return UniqueFd();
     if (connection) return connection;
-    if (errno == EINTR || errno == ECONNABORTED) continue;
+    // EAGAIN: another acceptor of the adopted, non-blocking socket took the connection.
+    if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
     // Out of descriptors, say: the pending connection waits in the backlog for a moment.
     host_.audit().record({"launcher", "", "launcher-descriptors",
                           "accept a launch: " + std::string(std::strerror(errno)),

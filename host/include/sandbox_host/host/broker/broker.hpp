@@ -4,8 +4,10 @@
 
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/broker/op_call.hpp>
-#include <sandbox_host/host/worker_pool.hpp>
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/service/loop_progress.hpp>
+#include <sandbox_host/host/worker_pool.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -49,13 +51,17 @@ class Broker {
   Broker &operator=(const Broker &) = delete;
 
   // A per-sandbox socket at path, answered from now on, before or while serve() runs;
-  // label names the sandbox in the audit. Throws std::system_error.
-  void listen(const std::filesystem::path &path, const std::string &label = {});
+  // label names the sandbox in the audit. inherited, when valid, is a socket a service
+  // manager listens on at path (socket activation), served instead of a new one. Throws
+  // std::system_error.
+  void listen(const std::filesystem::path &path, const std::string &label = {},
+              UniqueFd inherited = UniqueFd());
   // Stops answering at path and removes the socket.
   void unlisten(const std::filesystem::path &path);
 
-  // Answers requests until stop is requested; calls in flight are ended then.
-  void serve(std::stop_token stop);
+  // Answers requests until stop is requested; calls in flight are ended then. Each turn of
+  // the loop is counted in progress, when given (serve's watchdog reads it).
+  void serve(std::stop_token stop, LoopProgress *progress = nullptr);
 
   const std::filesystem::path &spool() const noexcept;
   unsigned long answered() const noexcept;

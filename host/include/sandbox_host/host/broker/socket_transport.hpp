@@ -20,6 +20,9 @@ namespace sandbox_host::broker {
 class BrokerSocket {
  public:
   BrokerSocket(std::filesystem::path path, std::string label);
+  // A listening socket a service manager made at path (socket activation), served as it is
+  // and left in place when destroyed, for its socket unit to listen on again.
+  BrokerSocket(std::filesystem::path path, std::string label, UniqueFd inherited);
   ~BrokerSocket();
   BrokerSocket(const BrokerSocket &) = delete;
   BrokerSocket &operator=(const BrokerSocket &) = delete;
@@ -34,6 +37,7 @@ class BrokerSocket {
   std::filesystem::path path_;
   std::string label_;
   UniqueFd fd_;
+  bool adopted_ = false;
 };
 
 // How long an accepted connection may take to send its request.

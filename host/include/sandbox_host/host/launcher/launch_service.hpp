@@ -8,6 +8,7 @@
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
+#include <sandbox_host/host/service/loop_progress.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <sys/types.h>
@@ -31,14 +32,18 @@ class LaunchService {
   // Listens at config.socket (0600, in a directory of this uid's that is 0700, made when
   // missing) and starts preparing sandboxes for every backend that works and prepares, for
   // each network the config enables. Throws naming what is wrong with the socket's place.
-  LaunchService(Host &host, const LauncherConfig &config);
+  // inherited, when valid, is a socket a service manager listens on at config.socket
+  // (InheritedSockets checked its type and path): served instead of a new one, with the same
+  // checks of its directory and mode, and left in place at the end.
+  LaunchService(Host &host, const LauncherConfig &config, UniqueFd inherited = UniqueFd());
   // Ends every launch still running: its plugin is killed, its client told nothing more.
   ~LaunchService();
   LaunchService(const LaunchService &) = delete;
   LaunchService &operator=(const LaunchService &) = delete;
 
-  // Accepts launches until stop is requested.
-  void serve(std::stop_token stop);
+  // Accepts launches until stop is requested. Each turn of the loop that keeps acceptors
+  // waiting is counted in progress, when given (serve's watchdog reads it).
+  void serve(std::stop_token stop, LoopProgress *progress = nullptr);
 
   const std::filesystem::path &socket() const noexcept { return socket_path_; }
   std::size_t launched() const noexcept { return launched_; }
@@ -48,6 +53,8 @@ class LaunchService {
   // A thread waiting for a connection, started before it comes; it handles what it accepts.
   void accept_and_handle(std::size_t id);
   UniqueFd accept_connection();  // empty once the service stops
+  // An adopted listener's acceptors wait here; false once the service stops.
+  bool wait_for_connection() const;
   void wake_acceptors();
   void handle(int connection);
   void refuse(int connection, const std::string &plugin, const std::string &rule,
@@ -58,7 +65,9 @@ class LaunchService {
   Host &host_;
   const LauncherConfig config_;
   std::filesystem::path socket_path_;
+  bool adopted_;  // the listener is a service manager's (socket activation)
   UniqueFd listener_;
+  UniqueFd wake_;                      // adopted_ only: readable once the service stops
   std::atomic<bool> stopping_{false};  // set before the listener is shut down
 
   std::mutex pools_mutex_;
