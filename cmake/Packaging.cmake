@@ -63,6 +63,36 @@ install(FILES deploy/debian/copyright DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/d
 install(FILES deploy/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
         RENAME sandbox-host COMPONENT runtime EXCLUDE_FROM_ALL)
 
+# Manual pages, made by help2man from each command's --help, where help2man is installed
+# (scripts/setup.sh installs it).
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  set(man_pages "")
+  foreach(command sandbox-host sandbox-host-launch)
+    if(command STREQUAL "sandbox-host")
+      set(summary "runs untrusted plugins inside OS sandboxes")
+    else()
+      set(summary "launches a plugin through the launch service of sandbox-host serve")
+    endif()
+    set(page ${control_dir}/${command}.1)
+    # Run by name from PATH, so that the usage line names the command, not the build tree.
+    add_custom_command(OUTPUT ${page}.gz
+      COMMAND ${CMAKE_COMMAND} -E env PATH=$<TARGET_FILE_DIR:${command}>:$ENV{PATH}
+              ${HELP2MAN} --no-info --version-string=${PROJECT_VERSION} --name=${summary}
+              --include=${PROJECT_SOURCE_DIR}/deploy/debian/man-see-also.h2m
+              --output=${page} ${command}
+      COMMAND gzip -9nf ${page}
+      DEPENDS ${command} deploy/debian/man-see-also.h2m
+      VERBATIM)
+    list(APPEND man_pages ${page}.gz)
+  endforeach()
+  add_custom_target(man_pages ALL DEPENDS ${man_pages})
+  install(FILES ${man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          COMPONENT runtime EXCLUDE_FROM_ALL)
+else()
+  message(STATUS "help2man not found: the Debian package will have no manual pages")
+endif()
+
 # ---- maintainer scripts and conffiles ------------------------------------------------------
 foreach(script postinst postrm)
   configure_file(deploy/debian/${script}.in ${control_dir}/${script} @ONLY

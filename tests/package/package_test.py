@@ -103,6 +103,8 @@ class Packages(unittest.TestCase):
             self.assertTrue((doc / name).is_file(), name)
         self.assertIn("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
                       (doc / "copyright").read_text())
+        for page in ("sandbox-host.1.gz", "sandbox-host-launch.1.gz"):
+            self.assertTrue((self.usr / "share/man/man1" / page).is_file(), page)
         for unit in (SOURCE / "deploy" / "systemd").glob("*.service"):
             where = "system" if "@." in unit.name else "user"
             self.assertTrue((self.usr / "lib/systemd" / where / unit.name).is_file(), unit.name)
