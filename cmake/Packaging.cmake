@@ -42,23 +42,23 @@ foreach(unit IN LISTS systemd_units)
   endif()
 endforeach()
 
-# /usr/share/doc/sandbox-host: the README, docs/*.md and the copyright in Debian's format.
+# /usr/share/doc/<package>: the README and docs/*.md, and for both packages the copyright in
+# Debian's format and the changelog. The packages are native (the version has no Debian
+# revision), so the changelog is changelog.gz; deploy/debian/changelog gets an entry for
+# each version (tests/package checks its first one is the project's version).
 set(doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host)
-install(FILES README.md deploy/debian/copyright DESTINATION ${doc_dir}
-        COMPONENT runtime EXCLUDE_FROM_ALL)
-# The package is native (its version has no Debian revision), so its changelog is
-# changelog.gz; deploy/debian/changelog gets an entry for each version.
+set(dev_doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host-dev)
 set(changelog ${control_dir}/changelog.gz)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS deploy/debian/changelog)
 execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/deploy/debian/changelog
                 OUTPUT_FILE ${changelog} COMMAND_ERROR_IS_FATAL ANY)
-install(FILES ${changelog} DESTINATION ${doc_dir} COMPONENT runtime EXCLUDE_FROM_ALL)
-install(FILES ${changelog} DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host-dev
-        COMPONENT dev EXCLUDE_FROM_ALL)
 file(GLOB docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES README.md deploy/debian/copyright ${changelog} DESTINATION ${doc_dir}
+        COMPONENT runtime EXCLUDE_FROM_ALL)
 install(FILES ${docs} DESTINATION ${doc_dir}/docs COMPONENT runtime EXCLUDE_FROM_ALL)
-install(FILES deploy/debian/copyright DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host-dev
+install(FILES deploy/debian/copyright ${changelog} DESTINATION ${dev_doc_dir}
         COMPONENT dev EXCLUDE_FROM_ALL)
+
 # What lintian reports on purpose, with the reason in the file.
 install(FILES deploy/debian/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
         RENAME sandbox-host COMPONENT runtime EXCLUDE_FROM_ALL)

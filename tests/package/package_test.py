@@ -9,6 +9,7 @@ scripts/package-test.sh installs the package for real, with apt, on a fresh Debi
 usage: package_test.py BUILD_DIR PREFIX LIBDIR LIBEXEC_SUBDIR VERSION DEMO_PLUGIN
        [-- unittest options]
 """
+import gzip
 import pathlib
 import re
 import shutil
@@ -92,6 +93,10 @@ class Packages(unittest.TestCase):
         self.assertEqual(fields["Package"], "sandbox-host")
         self.assertEqual(fields["Version"], Build.version)
         self.assertEqual(fields["Architecture"], "amd64")
+        # The changelog's newest entry is this version's (deploy/debian/changelog).
+        changelog = self.usr / "share/doc/sandbox-host/changelog.gz"
+        self.assertTrue(gzip.decompress(changelog.read_bytes()).decode().startswith(
+            f"sandbox-host ({Build.version}) "), changelog)
 
     def test_the_runtime_package_holds_executables_modules_docs_and_config(self):
         for exe in ("bin/sandbox-host", "bin/sandbox-host-launch",
