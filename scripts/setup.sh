@@ -37,6 +37,10 @@ packages=(
   golang-github-hashicorp-go-plugin-dev  # tests/go: real go-plugin (1.0.1) gateways and plugins
   golang-google-grpc-dev    # tests/go: the gRPC plugin
   golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev  # gRPC's codec; wrapperspb
+  dpkg-dev file             # cpack's DEB generator: dpkg-shlibdeps writes Depends, file finds ELFs
+  lintian                   # scripts/package.sh checks the packages
+  help2man                  # the packages' manual pages, from each command's --help
+  debootstrap               # scripts/package-test.sh: the fresh Debian 12 root it installs into
   podman runc uidmap        # tests/container: sandbox-host inside containers (runc: crun refuses
                             # hybrid cgroups)
   systemd                   # tests/systemd: systemd-analyze verify/security of deploy/systemd's
