@@ -110,7 +110,10 @@ class Packages(unittest.TestCase):
                       (doc / "copyright").read_text())
         for page in ("sandbox-host.1.gz", "sandbox-host-launch.1.gz"):
             self.assertTrue((self.usr / "share/man/man1" / page).is_file(), page)
-        for unit in (SOURCE / "deploy" / "systemd").glob("*.service"):
+        units = [*(SOURCE / "deploy" / "systemd").glob("*.service"),
+                 *(SOURCE / "deploy" / "systemd").glob("*.socket")]
+        self.assertTrue(units, "no unit in deploy/systemd")
+        for unit in units:
             where = "system" if "@." in unit.name else "user"
             self.assertTrue((self.usr / "lib/systemd" / where / unit.name).is_file(), unit.name)
         # Nothing of the SDK: that is the -dev package's.
