@@ -2,6 +2,8 @@
 
 #include "toml_type_name.hpp"
 
+#include <sandbox_host/host/spec_check.hpp>
+
 #include <algorithm>
 
 namespace sandbox_host {
@@ -99,6 +101,35 @@ std::filesystem::path ConfigReader::optional_path(const toml::node &node, const 
              empty_means);
   }
   return path;
+}
+
+std::filesystem::path ConfigReader::socket_path(const toml::node &node,
+                                                const std::string &key) const {
+  const std::string path = string(node, key, "an absolute path");
+  if (path.empty() || path.front() != '/') {
+    fail(node.source(), key, "\"" + path + "\" is not an absolute path");
+  }
+  if (path.size() > kMaxSocketPath) {
+    fail(node.source(), key,
+         "\"" + path + "\" is longer than a unix socket address holds (" +
+             std::to_string(kMaxSocketPath) + " bytes)");
+  }
+  return path;
+}
+
+std::optional<egress::LoopbackEndpoint> ConfigReader::loopback_listen(
+    const toml::node &node, const std::string &key, std::uint16_t example_port) const {
+  const std::string text = string(node, key, "\"<loopback address>:<port>\", or \"\" for none");
+  if (text.empty()) return std::nullopt;
+  auto endpoint = egress::LoopbackEndpoint::parse(text);
+  if (!endpoint) {
+    const std::string port = std::to_string(example_port);
+    fail(node.source(), key,
+         "\"" + text + "\" is not a loopback address and port; allowed: \"127.0.0.1:" + port +
+             "\" (any address of 127.0.0.0/8), \"[::1]:" + port +
+             "\", port 0 for any, or \"\" for none");
+  }
+  return endpoint;
 }
 
 std::int64_t ConfigReader::integer(const toml::node &node, const std::string &key, std::int64_t min,
