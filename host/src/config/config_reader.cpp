@@ -117,21 +117,6 @@ std::filesystem::path ConfigReader::socket_path(const toml::node &node,
   return path;
 }
 
-std::optional<egress::LoopbackEndpoint> ConfigReader::loopback_listen(
-    const toml::node &node, const std::string &key, std::uint16_t example_port) const {
-  const std::string text = string(node, key, "\"<loopback address>:<port>\", or \"\" for none");
-  if (text.empty()) return std::nullopt;
-  auto endpoint = egress::LoopbackEndpoint::parse(text);
-  if (!endpoint) {
-    const std::string port = std::to_string(example_port);
-    fail(node.source(), key,
-         "\"" + text + "\" is not a loopback address and port; allowed: \"127.0.0.1:" + port +
-             "\" (any address of 127.0.0.0/8), \"[::1]:" + port +
-             "\", port 0 for any, or \"\" for none");
-  }
-  return endpoint;
-}
-
 std::int64_t ConfigReader::integer(const toml::node &node, const std::string &key, std::int64_t min,
                                    std::int64_t max, std::string_view note) const {
   const std::string range = std::to_string(min) + " to " + std::to_string(max) +

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,10 +49,6 @@ class ConfigReader {
                                       const std::string &empty_means) const;
   // An absolute path a unix socket is bound at: no longer than a socket address holds.
   std::filesystem::path socket_path(const toml::node &node, const std::string &key) const;
-  // "<loopback address>:<port>" (egress::LoopbackEndpoint), or "" for none (nullopt).
-  std::optional<egress::LoopbackEndpoint> loopback_listen(const toml::node &node,
-                                                          const std::string &key,
-                                                          std::uint16_t example_port) const;
   // An integer in [min, max]; note says more of the range ("0 for none").
   std::int64_t integer(const toml::node &node, const std::string &key, std::int64_t min,
                        std::int64_t max, std::string_view note = {}) const;

@@ -208,7 +208,7 @@ void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egre
       return std::chrono::seconds(r.integer(node, dotted, min, max));
     };
     if (name == "listen") {
-      egress.listen = r.loopback_listen(node, dotted, 3128);
+      egress.listen = read_loopback_listen(r, node, dotted, 3128);
     } else if (name == "socket") {
       egress.socket = r.socket_path(node, dotted);
     } else if (name == "allow") {
@@ -302,6 +302,23 @@ void default_egress_socket(const ConfigReader &r, const toml::table &root, Confi
                "\" (under broker.state_dir) is longer than a unix socket address holds (" +
                std::to_string(kMaxSocketPath) + " bytes); set egress.socket");
   }
+}
+
+std::optional<egress::LoopbackEndpoint> read_loopback_listen(const ConfigReader &r,
+                                                             const toml::node &node,
+                                                             const std::string &key,
+                                                             std::uint16_t example_port) {
+  const std::string text = r.string(node, key, "\"<loopback address>:<port>\", or \"\" for none");
+  if (text.empty()) return std::nullopt;
+  auto endpoint = egress::LoopbackEndpoint::parse(text);
+  if (!endpoint) {
+    const std::string port = std::to_string(example_port);
+    r.fail(node.source(), key,
+           "\"" + text + "\" is not a loopback address and port; allowed: \"127.0.0.1:" + port +
+               "\" (any address of 127.0.0.0/8), \"[::1]:" + port +
+               "\", port 0 for any, or \"\" for none");
+  }
+  return endpoint;
 }
 
 }  // namespace sandbox_host

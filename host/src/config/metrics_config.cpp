@@ -1,5 +1,7 @@
 #include "metrics_config.hpp"
 
+#include "egress_config.hpp"
+
 namespace sandbox_host {
 
 void read_metrics(const ConfigReader &r, const toml::table &t, MetricsConfig &metrics) {
@@ -8,7 +10,7 @@ void read_metrics(const ConfigReader &r, const toml::table &t, MetricsConfig &me
     const std::string name(key.str());
     const std::string dotted = "metrics." + name;
     if (name == "listen") {
-      metrics.listen = r.loopback_listen(node, dotted, 9464);
+      metrics.listen = read_loopback_listen(r, node, dotted, 9464);
     } else if (name == "socket") {
       metrics.socket = r.socket_path(node, dotted);
     } else if (name == "max_connections") {
