@@ -251,14 +251,14 @@ struct MetricsEndpoint::Impl {
       }
       return;
     }
-    const std::string answer = scrape_response(*parsed, [&] { return metrics.exposition(); });
-    if (!answer.starts_with("HTTP/1.1 200")) {
-      refuse("metrics-request", "a request answered " + answer.substr(9, 3) + ": " +
+    const ScrapeAnswer answer = scrape_response(*parsed, [&] { return metrics.exposition(); });
+    if (answer.status != 200) {
+      refuse("metrics-request", "a request answered " + std::to_string(answer.status) + ": " +
                                     (parsed->state == egress::ParseState::error
                                          ? parsed->error.reason
                                          : parsed->head.method + " " + parsed->head.origin_target));
     }
-    write_all(fd, answer, deadline);
+    write_all(fd, answer.response, deadline);
   }
 
   const MetricsConfig config;

@@ -20,30 +20,34 @@ std::string error_response(int status, std::string_view reason) {
   return egress::proxy_response(status, "sandbox-host metrics: " + std::string(reason));
 }
 
-std::string scrape_response(const egress::RequestParse &parsed,
-                            const std::function<std::string()> &exposition) {
+ScrapeAnswer scrape_response(const egress::RequestParse &parsed,
+                             const std::function<std::string()> &exposition) {
+  auto error = [](int status, std::string_view reason) {
+    return ScrapeAnswer{status, error_response(status, reason)};
+  };
   if (parsed.state != egress::ParseState::complete) {
-    return error_response(parsed.error.status, parsed.error.reason);
+    return error(parsed.error.status, parsed.error.reason);
   }
   const egress::HttpRequestHead &head = parsed.head;
   if (head.method != "GET" && head.method != "HEAD") {
-    return response(405, "text/plain; charset=utf-8", "Allow: GET, HEAD\r\n",
-                    "sandbox-host metrics: only GET and HEAD of /metrics are served\n", true);
+    return {405,
+            response(405, "text/plain; charset=utf-8", "Allow: GET, HEAD\r\n",
+                     "sandbox-host metrics: only GET and HEAD of /metrics are served\n", true)};
   }
   if (head.form != egress::HttpRequestHead::Form::origin) {
-    return error_response(400, "send an origin-form request: GET /metrics");
+    return error(400, "send an origin-form request: GET /metrics");
   }
   // Prometheus adds no query; one is ignored, as the exposition takes no parameters.
   const std::string_view path =
       std::string_view(head.origin_target).substr(0, head.origin_target.find('?'));
   if (path != "/metrics") {
-    return error_response(404, "only /metrics is served");
+    return error(404, "only /metrics is served");
   }
   if (head.framing != egress::BodyFraming::none) {
-    return error_response(400, "a scrape has no body");
+    return error(400, "a scrape has no body");
   }
-  return response(200, "text/plain; version=0.0.4; charset=utf-8", "", exposition(),
-                  head.method == "GET");
+  return {200, response(200, "text/plain; version=0.0.4; charset=utf-8", "", exposition(),
+                        head.method == "GET")};
 }
 
 }  // namespace sandbox_host::metrics

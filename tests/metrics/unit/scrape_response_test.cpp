@@ -7,9 +7,13 @@
 namespace sandbox_host::metrics {
 namespace {
 
+// The response, after checking that the status it was answered with is the one it says.
 std::string answer(const std::string &request) {
-  return scrape_response(egress::parse_request_head(request, kScrapeLimits),
-                         [] { return std::string("up 1\n"); });
+  const ScrapeAnswer answered = scrape_response(egress::parse_request_head(request, kScrapeLimits),
+                                                [] { return std::string("up 1\n"); });
+  EXPECT_TRUE(answered.response.starts_with("HTTP/1.1 " + std::to_string(answered.status) + " "))
+      << answered.response.substr(0, 40);
+  return answered.response;
 }
 
 TEST(ScrapeResponse, GetOfMetricsIsTheExposition) {

@@ -14,10 +14,15 @@ namespace sandbox_host::metrics {
 // A scrape is a request line and a few headers: Prometheus sends about 300 bytes.
 inline constexpr egress::HttpLimits kScrapeLimits{8192, 64, 1024};
 
-// The whole response, Connection: close, to a head the parser finished (complete or error).
-// exposition is called only for a scrape that gets it.
-std::string scrape_response(const egress::RequestParse &parsed,
-                            const std::function<std::string()> &exposition);
+struct ScrapeAnswer {
+  int status = 200;
+  std::string response;  // the whole response, Connection: close
+};
+
+// The answer to a head the parser finished (complete or error). exposition is called only
+// for a scrape that gets it.
+ScrapeAnswer scrape_response(const egress::RequestParse &parsed,
+                             const std::function<std::string()> &exposition);
 
 // A response with status and a text/plain body of one line naming what was wrong.
 std::string error_response(int status, std::string_view reason);
