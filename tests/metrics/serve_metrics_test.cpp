@@ -135,6 +135,21 @@ TEST_P(ServeMetrics, ABadRequestGetsAClearHttpError) {
   }
 }
 
+// A proxied plugin that asks the egress proxy for the endpoint, where the operator's allow
+// list lets it, is relayed by serve itself: a holder the TCP check never counts, so the
+// connection is refused like any other it cannot tell from a sandbox.
+TEST_P(ServeMetrics, TheEgressProxyRelaysNoScrape) {
+  const MetricsService served(GetParam(), "", true);
+  const ProcessResult relayed = served.curl({"-x", served.proxy(), served.url()});
+  EXPECT_EQ(relayed.out.find("sandbox_host_"), std::string::npos) << relayed.out;
+  const ProcessResult tunnelled = served.curl({"-p", "-x", served.proxy(), served.url()});
+  EXPECT_EQ(tunnelled.out.find("sandbox_host_"), std::string::npos) << tunnelled.out;
+  const std::string audit = served.service().audit();
+  EXPECT_NE(audit.find("\"rule\":\"metrics-peer\""), std::string::npos) << audit;
+  // The same address scraped directly by serve's user is served.
+  EXPECT_NE(served.scrape().find("sandbox_host_"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Users, ServeMetrics, ::testing::Values(User::root, User::nobody),
                          [](const auto &info) { return user_name(info.param); });
 

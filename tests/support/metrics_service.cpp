@@ -12,7 +12,8 @@ namespace sandbox_host::test {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-MetricsService::MetricsService(User user, const std::string &metrics_lines)
+MetricsService::MetricsService(User user, const std::string &metrics_lines,
+                               bool egress_reaches_metrics)
     : metrics_port_(free_loopback_port()),
       egress_port_(free_loopback_port()),
       upstream_port_(free_loopback_port()) {
@@ -35,8 +36,9 @@ MetricsService::MetricsService(User user, const std::string &metrics_lines)
       "[metrics]\nlisten = \"127.0.0.1:" + std::to_string(metrics_port_) + "\"\nsocket = \"" +
       metrics_socket().string() + "\"\n" + metrics_lines +
       "\n[egress]\nlisten = \"127.0.0.1:" + std::to_string(egress_port_) +
-      "\"\nallow = [\"plain.test:" + up +
-      "\"]\nallow_addresses = [\"127.0.0.1\"]\nresolve = { \"plain.test\" = [\"127.0.0.1\"] }\n" +
+      "\"\nallow = [\"plain.test:" + up + "\"" +
+      (egress_reaches_metrics ? ", \"127.0.0.1:" + std::to_string(metrics_port_) + "\"" : "") +
+      "]\nallow_addresses = [\"127.0.0.1\"]\nresolve = { \"plain.test\" = [\"127.0.0.1\"] }\n" +
       "token_command = [\"" + (dir / "token.sh").string() + "\"]\n";
   service_ = std::make_unique<Service>(user, "", config);
   if (!eventually([&] { return curl({"-o", "/dev/null", url()}).code == 0; }, 20s)) {
@@ -93,7 +95,7 @@ void MetricsService::ask(int m) const {
 }
 
 void MetricsService::egress(int allowed, int refused) const {
-  const std::string proxy = "http://127.0.0.1:" + std::to_string(egress_port_);
+  const std::string proxy = this->proxy();
   const std::string header = std::string("X-Api-Key: hdr-") + kSecretMark;
   const std::string path = std::string("/?path-") + kSecretMark;
   for (int i = 0; i < allowed; ++i) {

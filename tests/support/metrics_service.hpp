@@ -20,8 +20,10 @@ inline constexpr const char *kSecretMark = "SECRETmark7f3a";
 
 class MetricsService {
  public:
-  // metrics_lines: more keys of the [metrics] table.
-  explicit MetricsService(User user, const std::string &metrics_lines = "");
+  // metrics_lines: more keys of the [metrics] table; egress_reaches_metrics: the egress
+  // allow list also names the endpoint's own address, as a careless operator's could.
+  explicit MetricsService(User user, const std::string &metrics_lines = "",
+                          bool egress_reaches_metrics = false);
 
   const Service &service() const { return *service_; }
   std::uint16_t metrics_port() const { return metrics_port_; }
@@ -46,6 +48,8 @@ class MetricsService {
   // allowed forwarded requests, one CONNECT tunnel, and refused ones (a host not allowed);
   // each carries the secret mark in its path and a header.
   void egress(int allowed, int refused) const;
+  // The egress proxy's address, for curl -x.
+  std::string proxy() const { return "http://127.0.0.1:" + std::to_string(egress_port_); }
 
  private:
   TempFile dir_{"", "unused"};
