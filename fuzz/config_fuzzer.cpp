@@ -142,6 +142,13 @@ void check_config(const Config &c, const std::string &path) {
               c.metrics->request_timeout.count() >= 100 &&
               c.metrics->request_timeout.count() <= 60000,
           "metrics settings are in their ranges");
+    const auto &scrapers = c.metrics->scrapers;
+    for (std::size_t i = 0; i < scrapers.size(); ++i) {
+      check(scrapers[i] != ::geteuid() && scrapers[i] != 0 &&
+                std::find(scrapers.begin(), scrapers.begin() + i, scrapers[i]) ==
+                    scrapers.begin() + i,
+            "metrics scrapers are users other than serve's and root, each listed once");
+    }
   }
 }
 

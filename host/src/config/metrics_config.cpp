@@ -1,6 +1,9 @@
 #include "metrics_config.hpp"
 
 #include "egress_config.hpp"
+#include "metrics_scrapers.hpp"
+
+#include <unistd.h>
 
 namespace sandbox_host {
 
@@ -17,8 +20,10 @@ void read_metrics(const ConfigReader &r, const toml::table &t, MetricsConfig &me
       metrics.max_connections = static_cast<unsigned>(r.integer(node, dotted, 1, 256));
     } else if (name == "request_timeout_ms") {
       metrics.request_timeout = std::chrono::milliseconds(r.integer(node, dotted, 100, 60000));
+    } else if (name == "scrapers") {
+      metrics.scrapers = read_scrapers(r, node, dotted, ::geteuid());
     } else {
-      r.unknown(key, dotted, "listen, socket, max_connections, request_timeout_ms");
+      r.unknown(key, dotted, "listen, socket, max_connections, request_timeout_ms, scrapers");
     }
   }
   if (!metrics.listen && metrics.socket.empty()) {

@@ -107,6 +107,8 @@ struct MetricsConfig {
   std::filesystem::path socket;                     // a unix socket; empty: none
   unsigned max_connections = 8;                     // 1..256: connections served at once
   std::chrono::milliseconds request_timeout{5000};  // key request_timeout_ms, 100..60000
+  // Users besides serve's own that may scrape, as uids resolved at load; empty: none.
+  std::vector<uid_t> scrapers;
 };
 
 // How the broker tells which process wrote a request (docs/config.md, [broker] identity).
