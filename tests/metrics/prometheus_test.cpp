@@ -1,6 +1,7 @@
 // The endpoint against a real Prometheus (/usr/bin/prometheus, Debian's 2.42): it scrapes a
 // real `sandbox-host serve` over loopback TCP every second, and its query API gives back
-// the counts of a known workload run after its first scrape.
+// the counts of a known workload run after its first scrape; run as serve's user, and as a
+// user listed in [metrics] scrapers.
 #include "exposition.hpp"
 #include "loopback_port.hpp"
 #include "metrics_service.hpp"
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -48,6 +50,27 @@ bool eventually_gives(const MetricsService &served, std::uint16_t port, const st
   return eventually([&] { return query(served, port, promql) == expected; }, 60s);
 }
 
+// Prometheus scraping served every second from dir, its API on port, as nobody or as root.
+std::unique_ptr<RunningProcess> run_prometheus(const MetricsService &served, const TempFile &dir,
+                                               std::uint16_t port, User user) {
+  std::ofstream(dir.dir() / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+      << "scrape_configs:\n  - job_name: sandbox-host\n    static_configs:\n"
+      << "      - targets: [\"127.0.0.1:" << served.metrics_port() << "\"]\n";
+  fs::create_directories(dir.dir() / "data");
+  if (user == User::nobody) {
+    for (const auto &entry : fs::recursive_directory_iterator(dir.dir())) {
+      if (::chown(entry.path().c_str(), kNobody, kNobody) != 0) return nullptr;
+    }
+    if (::chown(dir.dir().c_str(), kNobody, kNobody) != 0) return nullptr;
+  }
+  std::vector<std::string> argv = user == User::nobody ? as_nobody() : std::vector<std::string>{};
+  argv.insert(argv.end(), {kPrometheus, "--config.file=" + (dir.dir() / "prometheus.yml").string(),
+                           "--storage.tsdb.path=" + (dir.dir() / "data").string(),
+                           "--web.listen-address=127.0.0.1:" + std::to_string(port)});
+  return std::make_unique<RunningProcess>(argv);
+}
+
 TEST_P(RealPrometheus, ScrapesTheCountsOfAKnownWorkload) {
   if (!fs::exists(kPrometheus)) {
     GTEST_SKIP() << kPrometheus << " is not installed (Debian's prometheus package)";
@@ -55,26 +78,12 @@ TEST_P(RealPrometheus, ScrapesTheCountsOfAKnownWorkload) {
   const MetricsService served(GetParam());
   const TempFile dir("", "unused");
   const std::uint16_t port = free_loopback_port();
-  std::ofstream(dir.dir() / "prometheus.yml")
-      << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-      << "scrape_configs:\n  - job_name: sandbox-host\n    static_configs:\n"
-      << "      - targets: [\"127.0.0.1:" << served.metrics_port() << "\"]\n";
-  fs::create_directories(dir.dir() / "data");
-  // Prometheus runs as serve's user: the endpoint serves no other uid.
-  if (GetParam() == User::nobody) {
-    for (const auto &entry : fs::recursive_directory_iterator(dir.dir())) {
-      ASSERT_EQ(::chown(entry.path().c_str(), kNobody, kNobody), 0);
-    }
-    ASSERT_EQ(::chown(dir.dir().c_str(), kNobody, kNobody), 0);
-  }
-  std::vector<std::string> argv = served.service().prefix();
-  argv.insert(argv.end(), {kPrometheus, "--config.file=" + (dir.dir() / "prometheus.yml").string(),
-                           "--storage.tsdb.path=" + (dir.dir() / "data").string(),
-                           "--web.listen-address=127.0.0.1:" + std::to_string(port)});
-  RunningProcess prometheus(argv);
+  // Prometheus runs as serve's user, which needs no listing.
+  const auto prometheus = run_prometheus(served, dir, port, GetParam());
+  ASSERT_TRUE(prometheus);
 
   ASSERT_TRUE(eventually_gives(served, port, R"(up{job="sandbox-host"})", 1))
-      << "Prometheus never scraped the endpoint: " << prometheus.wait(1s).err.substr(0, 3000);
+      << "Prometheus never scraped the endpoint: " << prometheus->wait(1s).err.substr(0, 3000);
   // The fixture's probes of the launch service, refused as another uid's as nobody, are
   // counted before the workload.
   const std::string refused = R"(sandbox_host_launches_total{backend="none",outcome="refused"})";
@@ -96,6 +105,25 @@ TEST_P(RealPrometheus, ScrapesTheCountsOfAKnownWorkload) {
       eventually_gives(served, port, R"(sum(sandbox_host_launch_duration_seconds_count))", 3));
   EXPECT_TRUE(
       eventually_gives(served, port, R"(sandbox_host_credential_up{credential="token"})", 1));
+}
+
+// The usual deployment: Prometheus as a user of its own, listed in scrapers (nobody here),
+// scraping a root serve over TCP.
+TEST(RealPrometheusAsScraper, AListedOtherUserScrapes) {
+  if (!fs::exists(kPrometheus)) {
+    GTEST_SKIP() << kPrometheus << " is not installed (Debian's prometheus package)";
+  }
+  const MetricsService served(User::root, "scrapers = [\"nobody\"]\n");
+  const TempFile dir("", "unused");
+  const std::uint16_t port = free_loopback_port();
+  const auto prometheus = run_prometheus(served, dir, port, User::nobody);
+  ASSERT_TRUE(prometheus);
+  ASSERT_TRUE(eventually_gives(served, port, R"(up{job="sandbox-host"})", 1))
+      << "Prometheus never scraped the endpoint: " << prometheus->wait(1s).err.substr(0, 3000);
+  served.launch(2);
+  EXPECT_TRUE(eventually_gives(
+      served, port, R"(sum(sandbox_host_launches_total{job="sandbox-host",outcome="started"}))",
+      2));
 }
 
 INSTANTIATE_TEST_SUITE_P(Users, RealPrometheus, ::testing::Values(User::root, User::nobody),

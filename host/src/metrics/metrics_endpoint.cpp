@@ -58,7 +58,7 @@ UniqueFd listen_tcp(const egress::LoopbackEndpoint &listen, std::uint16_t &bound
   return fd;
 }
 
-UniqueFd listen_unix(const std::filesystem::path &path) {
+UniqueFd listen_unix(const std::filesystem::path &path, const std::vector<uid_t> &scrapers) {
   const std::string what = "metrics.socket " + path.string();
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -78,8 +78,10 @@ UniqueFd listen_unix(const std::filesystem::path &path) {
   if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0) {
     fail("metrics: cannot bind " + what);
   }
-  // The peer check decides who is served; the mode keeps other users from trying.
-  ::chmod(path.c_str(), 0600);
+  // The peer check decides who is served; the mode keeps other users from trying unless
+  // some are listed, who then need to connect: the socket's directory is the operator's
+  // to keep the rest out (docs/operations.md).
+  ::chmod(path.c_str(), scrapers.empty() ? 0600 : 0666);
   if (::listen(fd.get(), SOMAXCONN) != 0) fail("metrics: cannot listen on " + what);
   return fd;
 }
@@ -96,7 +98,7 @@ struct MetricsEndpoint::Impl {
       : config(config), metrics(metrics), audit(audit), stop(::eventfd(0, EFD_CLOEXEC)) {
     if (!stop) fail("metrics: eventfd");
     if (config.listen) tcp = listen_tcp(*config.listen, port);
-    if (!config.socket.empty()) unix_listener = listen_unix(config.socket);
+    if (!config.socket.empty()) unix_listener = listen_unix(config.socket, config.scrapers);
     for (unsigned i = 0; i < config.max_connections; ++i) {
       workers.emplace_back([this](std::stop_token stopping) { work(stopping); });
     }
@@ -116,8 +118,8 @@ struct MetricsEndpoint::Impl {
 
   void refuse(const std::string &rule, const std::string &what) {
     audit.record({"metrics", "", rule, what,
-                  "the metrics endpoint serves unsandboxed processes of serve's uid, "
-                  "docs/operations.md, \"Metrics\""});
+                  "the metrics endpoint serves unsandboxed processes of serve's uid and of "
+                  "metrics.scrapers' users, docs/operations.md, \"Metrics\""});
   }
 
   void accept_from(int listener, bool is_tcp) {
@@ -234,7 +236,7 @@ struct MetricsEndpoint::Impl {
   void serve(const Accepted &connection, egress::PeerIdentifier &peers) {
     const int fd = connection.fd.get();
     try {
-      require_unsandboxed_scraper(fd, connection.tcp, peers);
+      require_unsandboxed_scraper(fd, connection.tcp, peers, config.scrapers);
     } catch (const PeerRefusal &e) {
       refuse(e.rule(), e.what());
       return;
