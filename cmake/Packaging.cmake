@@ -137,9 +137,9 @@ set(CPACK_COMPONENT_DEV_DEPENDS runtime)
 # What the CMake packages find (find_dependency, pkg_check_modules) is a build dependency of
 # every gateway or module built against them, which shlibdeps cannot see in headers and
 # static libraries: Boost's headers and CMake package, OpenSSL's, libidn2's and RE2's headers
-# with their pkg-config files, and pkg-config itself.
+# with their pkg-config files, pkg-config itself, and prometheus-cpp's CMake package.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libboost1.81-dev, libssl-dev, libidn2-dev, libre2-dev, pkgconf")
+    "libboost1.81-dev, libssl-dev, libidn2-dev, libre2-dev, pkgconf, prometheus-cpp-dev")
 # sandbox-host-dev Depends also: sandbox-host (= <version>).
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_COMPONENT_DEV_DESCRIPTION

@@ -133,6 +133,23 @@ void check_config(const Config &c, const std::string &path) {
     check(c.egress->socket.is_absolute(), "the egress socket is an absolute path");
     check(c.egress->leaf_validity <= c.egress->ca_validity, "a leaf never outlives its CA");
   }
+  if (c.metrics) {
+    check(c.metrics->listen.has_value() || !c.metrics->socket.empty(),
+          "a metrics endpoint serves somewhere");
+    check(c.metrics->socket.empty() || c.metrics->socket.is_absolute(),
+          "the metrics socket is an absolute path");
+    check(c.metrics->max_connections >= 1 && c.metrics->max_connections <= 256 &&
+              c.metrics->request_timeout.count() >= 100 &&
+              c.metrics->request_timeout.count() <= 60000,
+          "metrics settings are in their ranges");
+    const auto &scrapers = c.metrics->scrapers;
+    for (std::size_t i = 0; i < scrapers.size(); ++i) {
+      check(scrapers[i] != ::geteuid() && scrapers[i] != 0 &&
+                std::find(scrapers.begin(), scrapers.begin() + i, scrapers[i]) ==
+                    scrapers.begin() + i,
+            "metrics scrapers are users other than serve's and root, each listed once");
+    }
+  }
 }
 
 // What docs/config.md promises of a refusal: "<file>:<line>: <key>: <what was wrong>", the

@@ -12,6 +12,8 @@ packages=(
   libsystemd-dev            # sd-bus: cap-slot and scope ask systemd over D-Bus
   libyaml-cpp-dev           # kubeconfig: the lab's kubeconfig rewritten through a YAML library
   libre2-dev                # the patterns ops match requests with, in linear time
+  prometheus-cpp-dev        # serve's [metrics]: the metric model and the text format (core)
+  prometheus                # tests/metrics: a real Prometheus scrapes serve; promtool checks the rules
   gpg gpg-agent             # sign: the host's gpg and agent; tests make a throwaway key
   dbus-daemon python3-dbusmock  # tests: a private bus with a mock of systemd
   curl git                  # real clients of the egress proxy in tests

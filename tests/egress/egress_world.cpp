@@ -35,19 +35,6 @@ void write_file(const fs::path &path, const std::string &text) {
 
 }  // namespace
 
-std::uint16_t free_loopback_port() {
-  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&address), sizeof address) != 0 ||
-      ::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&address), &length) != 0) {
-    throw std::runtime_error("no free loopback port");
-  }
-  return ntohs(address.sin_port);
-}
-
 EgressWorld::EgressWorld() {
   char pattern[] = "/tmp/egress-test-XXXXXX";
   dir_ = ::mkdtemp(pattern);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../support/fixtures.hpp"
+#include "../support/loopback_port.hpp"
 #include "../support/process.hpp"
 
 #include <sandbox_host/host/egress/proxy_server.hpp>
@@ -26,9 +27,6 @@ inline constexpr const char *kTestToken = "ghu_TESTtoken0123456789secret";
 inline bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
-
-// A loopback port free a moment ago, for a config that names its listener.
-std::uint16_t free_loopback_port();
 
 class EgressWorld {
  public:

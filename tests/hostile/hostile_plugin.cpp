@@ -40,9 +40,18 @@
 //   hostile_plugin egress SOCKET HOST
 //       asks the egress proxy at the unix socket SOCKET for http://HOST/headers; prints
 //       "egress: <the answer's first line>" or "egress: closed unanswered"
+//   hostile_plugin scrape ADDRESS COUNT
+//       COUNT times: connects to the metrics endpoint at ADDRESS ("unix:PATH" or
+//       "tcp:127.0.0.1:PORT"), asks GET /metrics and reads the answer; prints "scrape:
+//       <answered> answered, <bytes> bytes" (an answer is any byte received)
+//   hostile_plugin scrape-hold ADDRESS COUNT SECONDS
+//       opens COUNT connections to ADDRESS, sends each the first line of a request and no
+//       more, and holds them SECONDS; prints "scrape-hold: <connected>"
 #include <sandbox_host/host/launcher/launch_client.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -190,6 +199,64 @@ int egress(const char *path, const std::string &host) {
   } else {
     std::printf("egress: %s\n", answer.substr(0, answer.find_first_of("\r\n")).c_str());
   }
+  return 0;
+}
+
+// A connected socket to "unix:PATH" or "tcp:ADDRESS:PORT" (IPv4), or -1.
+int connect_to(const std::string &address) {
+  if (address.starts_with("unix:")) {
+    sockaddr_un un{};
+    un.sun_family = AF_UNIX;
+    std::strncpy(un.sun_path, address.c_str() + 5, sizeof un.sun_path - 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr *>(&un), sizeof un) == 0) return fd;
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  const std::string host_port = address.substr(4);
+  const auto colon = host_port.rfind(':');
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_port = htons(static_cast<std::uint16_t>(std::stoi(host_port.substr(colon + 1))));
+  ::inet_pton(AF_INET, host_port.substr(0, colon).c_str(), &in.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr *>(&in), sizeof in) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+int scrape(const std::string &address, int count) {
+  int answered = 0;
+  std::size_t bytes = 0;
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: metrics\r\n\r\n";
+  for (int i = 0; i < count; ++i) {
+    const int fd = connect_to(address);
+    if (fd < 0) continue;
+    // A refused peer is closed at once: the request may meet a closed socket.
+    [[maybe_unused]] const auto sent = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    char buffer[4096];
+    std::size_t got = 0;
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+      got += static_cast<std::size_t>(n);
+    ::close(fd);
+    if (got > 0) ++answered;
+    bytes += got;
+  }
+  std::printf("scrape: %d answered, %zu bytes\n", answered, bytes);
+  return 0;
+}
+
+int scrape_hold(const std::string &address, int count, int seconds) {
+  std::vector<int> held;
+  for (int i = 0; i < count; ++i) {
+    const int fd = connect_to(address);
+    if (fd < 0) continue;
+    [[maybe_unused]] const auto sent = ::send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+    held.push_back(fd);
+  }
+  std::printf("scrape-hold: %zu\n", held.size());
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
   return 0;
 }
 
@@ -349,6 +416,10 @@ int main(int argc, char **argv) {
   if (mode == "swap" && argc == 4) return swap(argv[2], argv[3]);
   if (mode == "read" && argc == 3) return read_file(argv[2]);
   if (mode == "egress" && argc == 4) return egress(argv[2], argv[3]);
+  if (mode == "scrape" && argc == 4) return scrape(argv[2], std::stoi(argv[3]));
+  if (mode == "scrape-hold" && argc == 5) {
+    return scrape_hold(argv[2], std::stoi(argv[3]), std::stoi(argv[4]));
+  }
   if (mode == "dirs" && argc == 4) return dirs(std::stoi(argv[2]), std::stoi(argv[3]));
   if (mode == "flight" && argc == 4) return flight(std::stoi(argv[2]), std::stoi(argv[3]));
   if (mode == "pass" && argc == 3) return pass(std::stoi(argv[2]));

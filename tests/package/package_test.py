@@ -156,7 +156,8 @@ class Packages(unittest.TestCase):
         # dpkg says, so that a gateway's find_package(SandboxHost) works after installing
         # sandbox-host-dev alone.
         for provided in ("*/Boost-1.81.0/BoostConfig.cmake", "/usr/include/openssl/ssl.h",
-                         "*/pkgconfig/libidn2.pc", "*/pkgconfig/re2.pc", "/usr/bin/pkg-config"):
+                         "*/pkgconfig/libidn2.pc", "*/pkgconfig/re2.pc", "/usr/bin/pkg-config",
+                         "*/cmake/prometheus-cpp/prometheus-cpp-config.cmake"):
             owner = subprocess.run(["dpkg", "-S", provided], capture_output=True, text=True,
                                    check=True).stdout.split(":", 1)[0]
             self.assertIn(owner, depends, provided)

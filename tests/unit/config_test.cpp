@@ -85,7 +85,7 @@ TEST(Config, DefaultsEnableEveryBackendAndNeverPrioritiseOff) {
 TEST(Config, UnknownKeysAreNamedWithTheirLineAndTheAllowedOnes) {
   EXPECT_EQ(error_of("module_dirs = []\nbackend = {}\n"),
             ":2: backend: unknown key; allowed: module_dirs, backends, ops, broker, egress, "
-            "launcher, audit, limits, plugins");
+            "launcher, metrics, audit, limits, plugins");
   EXPECT_EQ(error_of("[backends]\nenabled = [\"off\"]\npriorty = []\n"),
             ":3: backends.priorty: unknown key; allowed: enabled, priority");
   EXPECT_EQ(error_of("[plugins.git]\nsandbox = \"auto\"\nnetwrok = \"none\"\n"),

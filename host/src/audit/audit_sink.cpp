@@ -1,4 +1,5 @@
 #include <sandbox_host/host/audit.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/host/text_escape.hpp>
 
 #include <fcntl.h>
@@ -103,6 +104,8 @@ void AuditSink::close_windows(Clock::time_point now) {
 }
 
 void AuditSink::record(const AuditRecord &record) {
+  // Every refusal is counted, the ones past the written bound too.
+  if (record.refusal) metrics::recorder()->refusal(record.component, record.rule);
   std::lock_guard lock(mutex_);
   if (!record.refusal) {
     write(record);

@@ -1,6 +1,7 @@
 #include <sandbox_host/host/broker/host_command.hpp>
 #include <sandbox_host/host/broker/op_call.hpp>
 #include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/strings.hpp>
 
 #include <boost/algorithm/string/join.hpp>
@@ -168,8 +169,11 @@ void refuse(Conversation &conversation, const std::string &error) {
   conversation.send(encode_frame(frame));
 }
 
-std::string answer(const Operations &operations, const Request &request, const Asker &asker,
-                   Conversation &conversation, const CallSettings &settings) {
+namespace {
+
+std::string answer_by_operation(const Operations &operations, const Request &request,
+                                const Asker &asker, Conversation &conversation,
+                                const CallSettings &settings) {
   const auto found = operations.find(request.op);
   if (found == operations.end()) {
     std::string error =
@@ -217,6 +221,19 @@ std::string answer(const Operations &operations, const Request &request, const A
     refusal = error.text().empty() ? request.op + ": refused without a reason" : error.text();
   }
   call.finish(refusal);
+  return refusal;
+}
+
+}  // namespace
+
+std::string answer(const Operations &operations, const Request &request, const Asker &asker,
+                   Conversation &conversation, const CallSettings &settings) {
+  const auto started = std::chrono::steady_clock::now();
+  std::string refusal = answer_by_operation(operations, request, asker, conversation, settings);
+  // The op's name is the requester's text: a label only when it names an enabled operation.
+  metrics::recorder()->broker_request(operations.contains(request.op) ? request.op : "unknown",
+                                      refusal.empty() ? "answered" : "refused",
+                                      std::chrono::steady_clock::now() - started);
   return refusal;
 }
 

@@ -1,4 +1,5 @@
 #include "commands.hpp"
+#include "serve_metrics.hpp"
 
 #include <sandbox_host/host/broker/broker.hpp>
 #include <sandbox_host/host/egress/egress_service.hpp>
@@ -81,6 +82,7 @@ int run_serve(const ServeOptions &options) {
   // SIGINT and SIGTERM end the broker; a thread waits for them, so no handler races.
   sigset_t ending = ending_signals();
   pthread_sigmask(SIG_BLOCK, &ending, nullptr);
+  std::unique_ptr<ServedMetrics> metrics = start_metrics(host);
   // The egress runs beside the broker when the operator enabled it.
   std::unique_ptr<RunningEgress> egress;
   if (host.config().egress) {
@@ -94,6 +96,7 @@ int run_serve(const ServeOptions &options) {
     host.use_stage1_program(sandbox_host_executable().string());
     launcher =
         std::make_unique<LaunchService>(host, *host.config().launcher, std::move(launcher_socket));
+    if (metrics) metrics->watch(*launcher);
   }
   std::string status = "serving: broker on " + broker.spool().string();
   if (launcher) status += ", launcher on " + launcher->socket().string();
@@ -146,6 +149,7 @@ int run_serve(const ServeOptions &options) {
     launches = "; launched " + std::to_string(launcher->launched()) + ", refused " +
                std::to_string(launcher->refused()) + " launches";
   }
+  metrics.reset();
   launcher.reset();
   serving.request_stop();
   serving.join();

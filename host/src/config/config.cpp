@@ -7,6 +7,7 @@
 
 #include "config_reader.hpp"
 #include "egress_config.hpp"
+#include "metrics_config.hpp"
 #include "toml_type_name.hpp"
 
 #include <toml++/toml.h>
@@ -737,6 +738,8 @@ Config load_config(const fs::path &path) {
       read_egress(r, r.table(node, name), config.egress.emplace());
     } else if (name == "launcher") {
       read_launcher(r, r.table(node, name), config.launcher.emplace());
+    } else if (name == "metrics") {
+      read_metrics(r, r.table(node, name), config.metrics.emplace());
     } else if (name == "audit") {
       read_audit(r, r.table(node, name), config);
     } else if (name == "limits") {
@@ -751,7 +754,8 @@ Config load_config(const fs::path &path) {
       }
     } else {
       r.unknown(key, name,
-                "module_dirs, backends, ops, broker, egress, launcher, audit, limits, plugins");
+                "module_dirs, backends, ops, broker, egress, launcher, metrics, audit, limits, "
+                "plugins");
     }
   }
   if (!priority_written) {

@@ -2,6 +2,8 @@
 
 #include "toml_type_name.hpp"
 
+#include <sandbox_host/host/spec_check.hpp>
+
 #include <algorithm>
 
 namespace sandbox_host {
@@ -97,6 +99,20 @@ std::filesystem::path ConfigReader::optional_path(const toml::node &node, const 
     fail(node.source(), key,
          "\"" + path + "\" is not an absolute path; allowed: an absolute path, or \"\" for " +
              empty_means);
+  }
+  return path;
+}
+
+std::filesystem::path ConfigReader::socket_path(const toml::node &node,
+                                                const std::string &key) const {
+  const std::string path = string(node, key, "an absolute path");
+  if (path.empty() || path.front() != '/') {
+    fail(node.source(), key, "\"" + path + "\" is not an absolute path");
+  }
+  if (path.size() > kMaxSocketPath) {
+    fail(node.source(), key,
+         "\"" + path + "\" is longer than a unix socket address holds (" +
+             std::to_string(kMaxSocketPath) + " bytes)");
   }
   return path;
 }

@@ -47,6 +47,8 @@ class ConfigReader {
   // "" or an absolute path.
   std::filesystem::path optional_path(const toml::node &node, const std::string &key,
                                       const std::string &empty_means) const;
+  // An absolute path a unix socket is bound at: no longer than a socket address holds.
+  std::filesystem::path socket_path(const toml::node &node, const std::string &key) const;
   // An integer in [min, max]; note says more of the range ("0 for none").
   std::int64_t integer(const toml::node &node, const std::string &key, std::int64_t min,
                        std::int64_t max, std::string_view note = {}) const;

@@ -208,30 +208,9 @@ void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egre
       return std::chrono::seconds(r.integer(node, dotted, min, max));
     };
     if (name == "listen") {
-      const std::string allowed = "\"<loopback address>:<port>\", or \"\" for none";
-      const std::string text = r.string(node, dotted, allowed);
-      if (text.empty()) {
-        egress.listen.reset();
-        continue;
-      }
-      egress.listen = egress::LoopbackEndpoint::parse(text);
-      if (!egress.listen) {
-        r.fail(node.source(), dotted,
-               "\"" + text +
-                   "\" is not a loopback address and port; allowed: \"127.0.0.1:3128\" (any "
-                   "address of 127.0.0.0/8), \"[::1]:3128\", port 0 for any, or \"\" for none");
-      }
+      egress.listen = read_loopback_listen(r, node, dotted, 3128);
     } else if (name == "socket") {
-      const std::string path = r.string(node, dotted, "an absolute path");
-      if (path.empty() || path.front() != '/') {
-        r.fail(node.source(), dotted, "\"" + path + "\" is not an absolute path");
-      }
-      if (path.size() > kMaxSocketPath) {
-        r.fail(node.source(), dotted,
-               "\"" + path + "\" is longer than a unix socket address holds (" +
-                   std::to_string(kMaxSocketPath) + " bytes)");
-      }
-      egress.socket = path;
+      egress.socket = r.socket_path(node, dotted);
     } else if (name == "allow") {
       egress.allow = r.non_empty_strings(node, dotted, "host names or *.domain patterns");
       parse_entries<egress::HostAllowList>(r, node, dotted, egress.allow,
@@ -323,6 +302,23 @@ void default_egress_socket(const ConfigReader &r, const toml::table &root, Confi
                "\" (under broker.state_dir) is longer than a unix socket address holds (" +
                std::to_string(kMaxSocketPath) + " bytes); set egress.socket");
   }
+}
+
+std::optional<egress::LoopbackEndpoint> read_loopback_listen(const ConfigReader &r,
+                                                             const toml::node &node,
+                                                             const std::string &key,
+                                                             std::uint16_t example_port) {
+  const std::string text = r.string(node, key, "\"<loopback address>:<port>\", or \"\" for none");
+  if (text.empty()) return std::nullopt;
+  auto endpoint = egress::LoopbackEndpoint::parse(text);
+  if (!endpoint) {
+    const std::string port = std::to_string(example_port);
+    r.fail(node.source(), key,
+           "\"" + text + "\" is not a loopback address and port; allowed: \"127.0.0.1:" + port +
+               "\" (any address of 127.0.0.0/8), \"[::1]:" + port +
+               "\", port 0 for any, or \"\" for none");
+  }
+  return endpoint;
 }
 
 }  // namespace sandbox_host

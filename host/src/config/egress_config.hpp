@@ -12,6 +12,13 @@ namespace sandbox_host {
 
 void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egress);
 
+// "<loopback address>:<port>" (egress::LoopbackEndpoint), or "" for none (nullopt); a
+// refusal shows example_port in what is allowed. egress.listen and metrics.listen.
+std::optional<egress::LoopbackEndpoint> read_loopback_listen(const ConfigReader &r,
+                                                             const toml::node &node,
+                                                             const std::string &key,
+                                                             std::uint16_t example_port);
+
 // Defined in config.cpp, which reads the [ops.<name>] tables the same way: a module's own
 // table, its keys in file order and each value as text; prefix is the table's dotted name.
 std::vector<std::pair<std::string, std::vector<std::string>>> read_module_entries(

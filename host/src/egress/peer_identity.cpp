@@ -165,7 +165,7 @@ PeerIdentifier::Owner PeerIdentifier::tcp_socket_owner(const sockaddr_storage &s
               "address is in TCP state " +
                   tcp_state_name(answer.idiag_state) + ", not the peer's"};
     }
-    return {answer.idiag_uid, {}};
+    return {answer.idiag_uid, {}, answer.idiag_inode};
   }
 }
 
@@ -205,6 +205,7 @@ Peer PeerIdentifier::identify(int fd, const sockaddr_storage &local_address,
   Owner owner = tcp_socket_owner(remote, local);
   peer.uid = owner.uid;
   peer.unknown = std::move(owner.unknown);
+  peer.socket_inode = owner.inode;
   return peer;
 }
 

@@ -7,6 +7,7 @@
 #include <sandbox_host/host/egress/tcp_connect.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/host/worker_pool.hpp>
 
 #include "session_sockets.hpp"
@@ -129,6 +130,10 @@ struct Upstream {
   int status = 0;  // the HTTP status of the refusal
   Socks5Reply reply = Socks5Reply::succeeded;
   std::string refusal;
+  // The rule that refused, for the metrics: "allow-list", "destination" (the addresses it
+  // resolves to), "parent-proxy" (the operator's proxy answered no), or "upstream" (none
+  // could be reached).
+  std::string_view rule = "upstream";
 };
 
 bool send_now(int fd, std::string_view bytes) {
@@ -158,7 +163,9 @@ struct EgressProxy::Impl {
                    const std::string &host, std::uint16_t port, const char *entry);
   void forward(Handshake &handshake, HttpRequestHead head, std::string rest);
   bool inject_host(const std::string &host) const;
-  void say(const Peer &peer, const std::string &target, const std::string &line);
+  // A refused or failed connection: its line to options.say, counted by rule (a fixed word).
+  void say(const Peer &peer, const std::string &target, std::string_view rule,
+           const std::string &line);
   // The allowed connection's line, "<peer> -> <target>: <how><what>"; built only when
   // options.log is set, since this is every connection's path.
   void log(const Peer &peer, const std::string &target, std::string_view how,
@@ -234,8 +241,10 @@ void EgressProxy::Impl::log(const Peer &peer, const std::string &target, std::st
   options.log(peer.describe() + " -> " + target + ": " + std::string(how) + std::string(what));
 }
 
-void EgressProxy::Impl::say(const Peer &peer, const std::string &target, const std::string &line) {
+void EgressProxy::Impl::say(const Peer &peer, const std::string &target, std::string_view rule,
+                            const std::string &line) {
   ++refused;
+  metrics::recorder()->egress_refusal(rule);
   if (options.say) options.say("egress: " + peer.describe() + " -> " + target + ": " + line);
 }
 
@@ -280,7 +289,7 @@ void EgressProxy::Impl::accept_loop(std::stop_token stop) {
         ++it;
         continue;
       }
-      say(handshake.peer, "?",
+      say(handshake.peer, "?", "head-timeout",
           "sent no complete request within " +
               std::to_string(
                   std::chrono::duration_cast<std::chrono::seconds>(options.head_timeout).count()) +
@@ -312,14 +321,14 @@ void EgressProxy::Impl::accept_from(int listener) {
     if (options.same_user) {
       const std::string refusal = same_user_refusal(handshake->peer, *options.same_user);
       if (!refusal.empty()) {
-        say(handshake->peer, "the proxy", "refused: " + refusal);
+        say(handshake->peer, "the proxy", "same-user", "refused: " + refusal);
         continue;
       }
     }
     if (listener == unix_listener.get()) {
       const std::string refusal = unproxied_sandbox_refusal(fd.get(), handshake->peer);
       if (!refusal.empty()) {
-        say(handshake->peer, "the proxy", "refused: " + refusal);
+        say(handshake->peer, "the proxy", "sandboxed-peer", "refused: " + refusal);
         continue;
       }
     }
@@ -362,7 +371,7 @@ EgressProxy::Impl::Next EgressProxy::Impl::read_handshake(Handshake &handshake) 
       handshake.http = parse_request_head(handshake.buffer, limits);
       if (handshake.http.state == ParseState::incomplete) continue;
       if (handshake.http.state == ParseState::error) {
-        say(handshake.peer, "?", "bad request: " + handshake.http.error.reason);
+        say(handshake.peer, "?", "bad-request", "bad request: " + handshake.http.error.reason);
         send_now(handshake.fd.get(),
                  proxy_response(handshake.http.error.status,
                                 "sandbox-host egress: " + handshake.http.error.reason));
@@ -374,7 +383,7 @@ EgressProxy::Impl::Next EgressProxy::Impl::read_handshake(Handshake &handshake) 
       const GreetingParse greeting = parse_socks5_greeting(handshake.buffer);
       if (greeting.state == ParseState::incomplete) continue;
       if (greeting.state == ParseState::error || !greeting.greeting.no_auth_offered) {
-        say(handshake.peer, "?",
+        say(handshake.peer, "?", "socks5",
             "SOCKS5 refused: " +
                 (greeting.state == ParseState::error
                      ? greeting.error
@@ -390,7 +399,7 @@ EgressProxy::Impl::Next EgressProxy::Impl::read_handshake(Handshake &handshake) 
       const RequestParse5 request = parse_socks5_request(handshake.buffer);
       if (request.state == ParseState::incomplete) continue;
       if (request.state == ParseState::error) {
-        say(handshake.peer, "?", "SOCKS5 refused: " + request.error);
+        say(handshake.peer, "?", "socks5", "SOCKS5 refused: " + request.error);
         send_now(handshake.fd.get(), socks5_reply(request.reply));
         return Next::close;
       }
@@ -403,7 +412,7 @@ EgressProxy::Impl::Next EgressProxy::Impl::read_handshake(Handshake &handshake) 
 }
 
 void EgressProxy::Impl::refuse_busy(const Handshake &handshake, const std::string &why) {
-  say(handshake.peer, "?", "refused: " + why);
+  say(handshake.peer, "?", "busy", "refused: " + why);
   send_now(handshake.fd.get(), handshake.stage == Handshake::Stage::http
                                    ? proxy_response(503, "sandbox-host egress: " + why)
                                    : socks5_reply(Socks5Reply::general_failure));
@@ -459,6 +468,7 @@ Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t
     upstream.status = 403;
     upstream.reply = Socks5Reply::not_allowed;
     upstream.refusal = "not allowed: " + decision.rule;
+    upstream.rule = "allow-list";
     return upstream;
   }
   const Resolution resolution = resolve_checked(host, options.addresses, options.resolve);
@@ -466,6 +476,7 @@ Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t
     upstream.status = 403;
     upstream.reply = Socks5Reply::not_allowed;
     upstream.refusal = resolution.refusal;
+    upstream.rule = "destination";
     return upstream;
   }
   std::string failures;
@@ -486,6 +497,7 @@ Upstream EgressProxy::Impl::open_upstream(const std::string &host, std::uint16_t
                                               : Socks5Reply::host_unreachable;
       if (tunnel.answered) {
         upstream.refusal = tunnel.refusal;
+        upstream.rule = "parent-proxy";
         return upstream;
       }
       failures += (failures.empty() ? "" : "; ") + tunnel.refusal;
@@ -515,8 +527,10 @@ void EgressProxy::Impl::http_session(Handshake &handshake) {
   HttpRequestHead head = std::move(handshake.http.head);
   std::string rest = handshake.buffer.substr(handshake.http.consumed);
   const std::string target = endpoint(head.host, head.port);
-  auto refuse = [&](int status, const std::string &why) {
-    say(handshake.peer, head.host.empty() ? head.target : target,
+  const std::string_view kind = head.method == "CONNECT" ? "connect" : "http";
+  auto refuse = [&](int status, std::string_view rule, const std::string &why) {
+    metrics::recorder()->egress_connection(kind, "refused");
+    say(handshake.peer, head.host.empty() ? head.target : target, rule,
         "refused " + std::to_string(status) + ": " + why);
     send_now(handshake.fd.get(),
              proxy_response(status, "sandbox-host egress: " +
@@ -524,16 +538,17 @@ void EgressProxy::Impl::http_session(Handshake &handshake) {
   };
   if (head.method == "CONNECT") {
     if (head.form != HttpRequestHead::Form::authority) {
-      refuse(400, "CONNECT takes host:port");
+      refuse(400, "bad-request", "CONNECT takes host:port");
       return;
     }
     if (relay.active() >= options.max_tunnels) {
-      refuse(503, std::to_string(relay.active()) + " tunnels open, the proxy's max_tunnels");
+      refuse(503, "max-tunnels",
+             std::to_string(relay.active()) + " tunnels open, the proxy's max_tunnels");
       return;
     }
     Upstream upstream = open_upstream(head.host, head.port);
     if (!upstream.fd) {
-      refuse(upstream.status, upstream.refusal);
+      refuse(upstream.status, upstream.rule, upstream.refusal);
       return;
     }
     SocketStream(handshake.fd.get(), options.idle_timeout, "the client")
@@ -544,16 +559,17 @@ void EgressProxy::Impl::http_session(Handshake &handshake) {
   }
   if (head.form != HttpRequestHead::Form::absolute) {
     refuse(
-        400,
+        400, "bad-request",
         "this is a proxy: send absolute-form requests (GET http://host/path) or CONNECT host:port");
     return;
   }
   if (head.scheme != "http") {
-    refuse(400, "the scheme " + head.scheme + " goes through CONNECT, not as a forwarded request");
+    refuse(400, "bad-request",
+           "the scheme " + head.scheme + " goes through CONNECT, not as a forwarded request");
     return;
   }
   if (head.upgrade) {
-    refuse(501, "Upgrade (WebSocket, h2c) is not forwarded; use CONNECT");
+    refuse(501, "upgrade", "Upgrade (WebSocket, h2c) is not forwarded; use CONNECT");
     return;
   }
   forward(handshake, std::move(head), std::move(rest));
@@ -564,13 +580,15 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
   Upstream upstream = open_upstream(head.host, head.port);
   SocketStream client(handshake.fd.get(), options.idle_timeout, "the client");
   if (!upstream.fd) {
-    say(handshake.peer, target,
+    metrics::recorder()->egress_connection("http", "refused");
+    say(handshake.peer, target, upstream.rule,
         "refused " + std::to_string(upstream.status) + ": " + upstream.refusal);
     client.write_all(proxy_response(upstream.status,
                                     "sandbox-host egress: " + target + ": " + upstream.refusal));
     return;
   }
   const SessionSockets::Shutdown upstream_on_stop(sessions, upstream.fd.get());
+  metrics::recorder()->egress_connection("http", "allowed");
   log(handshake.peer, target, "forwarded ", head.method);
   SocketStream server(upstream.fd.get(), options.idle_timeout, "the upstream");
   // The Host is the target's, whatever the client wrote (RFC 9112 3.2.2).
@@ -587,13 +605,13 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
     // One request per connection: what follows on it would need the allow list again.
     exchange.run(std::move(head), true);
   } catch (const HttpParseError &e) {
-    say(handshake.peer, target, e.error().reason);
+    say(handshake.peer, target, "exchange", e.error().reason);
     if (!exchange.response_started()) {
       client.write_all(
           proxy_response(e.error().status, "sandbox-host egress: " + e.error().reason));
     }
   } catch (const StreamError &e) {
-    say(handshake.peer, target, e.what());
+    say(handshake.peer, target, "exchange", e.what());
     if (!exchange.response_started()) {
       client.write_all(proxy_response(502, std::string("sandbox-host egress: ") + e.what()));
     }
@@ -604,13 +622,15 @@ void EgressProxy::Impl::socks_session(Handshake &handshake) {
   const Socks5Request &request = handshake.socks;
   const std::string target = endpoint(request.host, request.port);
   if (relay.active() >= options.max_tunnels) {
-    say(handshake.peer, target, "refused: the proxy's max_tunnels are open");
+    metrics::recorder()->egress_connection("socks5", "refused");
+    say(handshake.peer, target, "max-tunnels", "refused: the proxy's max_tunnels are open");
     send_now(handshake.fd.get(), socks5_reply(Socks5Reply::general_failure));
     return;
   }
   Upstream upstream = open_upstream(request.host, request.port);
   if (!upstream.fd) {
-    say(handshake.peer, target, "refused: " + upstream.refusal);
+    metrics::recorder()->egress_connection("socks5", "refused");
+    say(handshake.peer, target, upstream.rule, "refused: " + upstream.refusal);
     send_now(handshake.fd.get(), socks5_reply(upstream.reply));
     return;
   }
@@ -626,9 +646,12 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
   const std::string target = endpoint(host, port);
   if (port == 443 && interceptor && inject_host(host)) {
     if (!to_upstream.empty()) {
-      say(handshake.peer, target, "refused: TLS data sent before the proxy's answer to CONNECT");
+      metrics::recorder()->egress_connection("tls", "refused");
+      say(handshake.peer, target, "tls-early-data",
+          "refused: TLS data sent before the proxy's answer to CONNECT");
       return;
     }
+    metrics::recorder()->egress_connection("tls", "allowed");
     log(handshake.peer, target, entry, ", TLS terminated (an inject host)");
     const SessionSockets::Shutdown upstream_on_stop(sessions, upstream.get());
     InterceptedSession session{handshake.fd.get(), upstream.get(), normalize_host_name(host), port,
@@ -638,6 +661,8 @@ void EgressProxy::Impl::established(Handshake &handshake, UniqueFd upstream,
   }
   // The relay owns the connection from here, and ends its tunnels itself on a stop.
   handshake.shutdown_on_stop.reset();
+  metrics::recorder()->egress_connection(std::string_view(entry) == "SOCKS5" ? "socks5" : "connect",
+                                         "allowed");
   log(handshake.peer, target, entry, " tunnel");
   relay.add(std::move(handshake.fd), std::move(upstream), std::move(to_upstream),
             handshake.peer.describe() + " -> " + target);

@@ -1,5 +1,6 @@
 #include <sandbox_host/host/broker/host_command.hpp>
 #include <sandbox_host/host/egress/token_keeper.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>
@@ -196,6 +197,9 @@ void TokenKeeper::tell(const std::string &line) const {
 }
 
 void TokenKeeper::keep(std::stop_token stop) {
+  // The subject as a label value: "token", "parent_proxy_credential".
+  std::string credential = subject_;
+  std::replace(credential.begin(), credential.end(), ' ', '_');
   std::size_t failures_in_a_row = 0;
   while (!stop.stop_requested()) {
     const bool held = token_.held();
@@ -208,10 +212,12 @@ void TokenKeeper::keep(std::stop_token stop) {
       token_.set(std::move(fresh));
       failures_in_a_row = 0;
       event = subject_ + (held ? " renewed" : " read");
+      metrics::recorder()->credential_read(credential, true);
     } catch (const std::exception &error) {
       if (stop.stop_requested()) return;
       if (failures_in_a_row < renewal_.backoff.size()) wait = renewal_.backoff[failures_in_a_row];
       ++failures_in_a_row;
+      metrics::recorder()->credential_read(credential, false);
       event = subject_ + " read failed: " + error.what() +
               (held ? "; keeping the " + subject_ + " held" : "; no " + subject_ + " held") +
               "; next read in " + describe(wait);

@@ -1,5 +1,6 @@
 #include <sandbox_host/host/egress/sigpipe_blocked.hpp>
 #include <sandbox_host/host/egress/tunnel_relay.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/relay_direction.hpp>
 
 #include <sys/epoll.h>
@@ -101,6 +102,7 @@ void TunnelRelay::add(UniqueFd client, UniqueFd upstream, std::string to_upstrea
   tunnel->label = std::move(label);
   Tunnel &added = *tunnel;
   ++active_;
+  metrics::recorder()->egress_tunnels_open(1);
   std::lock_guard lock(queue_->mutex);
   auto watch = [&](int fd, Side &side, bool writes) {
     epoll_event event{};
@@ -167,6 +169,8 @@ void TunnelRelay::close_tunnel(Tunnel *tunnel, const std::string &why) {
   if (!why.empty() && say_) say_("egress: tunnel " + tunnel->label + " ended: " + why);
   // Counted out before its sockets close, so a peer that sees the end sees the count.
   --active_;
+  metrics::recorder()->egress_tunnels_open(-1);
+  metrics::recorder()->egress_bytes(tunnel->up.received(), tunnel->down.received());
   // Closing the sockets takes them out of the epoll set; the tunnel itself lives until
   // the events already fetched that point at it are handled.
   tunnel->client.reset();

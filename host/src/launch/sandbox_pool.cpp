@@ -73,7 +73,9 @@ void SandboxPool::handed_over(bool launched) {
 
 PoolStats SandboxPool::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  PoolStats stats = stats_;
+  stats.ready = ready_.size();
+  return stats;
 }
 
 bool SandboxPool::preparing() const {

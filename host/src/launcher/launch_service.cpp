@@ -7,6 +7,7 @@
 #include <sandbox_host/host/launcher/launch_request.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
+#include <sandbox_host/host/metrics/recorder.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -318,9 +319,17 @@ void LaunchService::accept_and_handle(std::size_t id) {
   connections_changed_.notify_all();
 }
 
+std::size_t LaunchService::prepared() const {
+  std::lock_guard lock(pools_mutex_);
+  std::size_t ready = 0;
+  for (const auto &[key, pool] : pools_) ready += pool->stats().ready;
+  return ready;
+}
+
 void LaunchService::refuse(int connection, const std::string &plugin, const std::string &rule,
-                           const std::string &reason) {
+                           const std::string &reason, std::string_view backend) {
   ++refused_;
+  metrics::recorder()->launch(backend, "refused", {});
   host_.audit().record({"launcher", plugin, rule, reason, "the launch service refused it"});
   LaunchReply reply;
   reply.kind = LaunchReply::Kind::refused;
@@ -419,17 +428,23 @@ void LaunchService::handle(int connection) {
 
   LaunchPlan plan;
   std::optional<Child> child;
+  const auto asked = Clock::now();
   try {
     require_configured_confinement(host_, request);
     plan = plan_launch(host_, std::move(request));
     const Stdio stdio{frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
     child.emplace(pool_for(plan.mode, plan.spec.network).launch(plan.spec, stdio, plan.plugin_env));
   } catch (const std::exception &e) {
-    refuse(connection, plugin, "launcher-launch", e.what());
+    refuse(connection, plugin, "launcher-launch", e.what(), plan.mode.empty() ? "none" : plan.mode);
     return;
   }
   frame->fds.clear();  // the plugin holds them now
   ++launched_;
+  metrics::recorder()->launch(plan.mode, "started", Clock::now() - asked);
+  struct PluginRunning {
+    PluginRunning() { metrics::recorder()->plugin_running(1); }
+    ~PluginRunning() { metrics::recorder()->plugin_running(-1); }
+  } plugin_running;
   host_.audit().record({"launcher", plugin, "launcher-launch",
                         "launch " + plan.spec.binary_path + " under " + plan.mode + ", network " +
                             std::string(to_string(plan.spec.network)) + ", for " + peer.describe() +
@@ -446,7 +461,7 @@ void LaunchService::handle(int connection) {
     ::kill(child->pid(), SIGKILL);
     child->wait();
     refuse(connection, plugin, "launcher-launch",
-           std::string("watch the plugin: pidfd_open: ") + std::strerror(errno));
+           std::string("watch the plugin: pidfd_open: ") + std::strerror(errno), plan.mode);
     return;
   }
   for (;;) {

@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -100,6 +101,7 @@ class RelayDirection {
           eof_ = true;
           continue;
         }
+        received_ += static_cast<std::size_t>(n);
         std::size_t sent = 0;
         while (sent < static_cast<std::size_t>(n)) {
           const ssize_t w =
@@ -127,6 +129,7 @@ class RelayDirection {
         eof_ = true;
       } else {
         in_pipe_ = static_cast<std::size_t>(n);
+        received_ += static_cast<std::size_t>(n);
         moved = true;
       }
     }
@@ -137,6 +140,8 @@ class RelayDirection {
   bool wants_write() const noexcept { return !prefix_.empty() || in_pipe_ > 0; }
   // from ended and `to` was told so.
   bool done() const noexcept { return shut_down_; }
+  // Bytes read from `from` so far, beyond the prefix.
+  std::uint64_t received() const noexcept { return received_; }
 
   // Gives the pipe back (a grown one to scratch's count); the direction moves no more.
   void release(RelayScratch &scratch) noexcept {
@@ -170,6 +175,7 @@ class RelayDirection {
   std::size_t in_pipe_ = 0;
   bool eof_ = false;        // from sent its last byte
   bool shut_down_ = false;  // ... and `to` was told so
+  std::uint64_t received_ = 0;
 };
 
 }  // namespace sandbox_host

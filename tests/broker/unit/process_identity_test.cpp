@@ -517,6 +517,23 @@ TEST(Sandboxed, IsTrueForAChildThatCarriesTheSandboxMark) {
   EXPECT_TRUE(sandboxed(kProc, child.pid()));
 }
 
+// Another user's process: read by prlimit(2) with CAP_SYS_RESOURCE, or from its
+// /proc/<pid>/limits without (as root in a container that withholds the capability).
+TEST(Sandboxed, TellsTheMarkOfAnotherUsersProcess) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to change uids";
+  Child marked([] {
+    const int became = become_nobody(false);
+    if (became != 0) return became;
+    mark_this_process_sandboxed();
+    return 0;
+  });
+  Child unmarked([] { return become_nobody(false); });
+  ASSERT_EQ(marked.result(), 0);
+  ASSERT_EQ(unmarked.result(), 0);
+  EXPECT_TRUE(carries_sandbox_mark(marked.pid()));
+  EXPECT_FALSE(carries_sandbox_mark(unmarked.pid()));
+}
+
 TEST(Sandboxed, ThrowsForAGoneProcess) {
   Child child([] { return 0; });
   ASSERT_EQ(child.result(), 0);

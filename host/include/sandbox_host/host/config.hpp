@@ -99,6 +99,18 @@ struct LauncherConfig {
   std::chrono::milliseconds request_timeout{10000};  // key request_timeout_ms, 100..600000
 };
 
+// The [metrics] table: serve's Prometheus endpoint (docs/config.md, docs/operations.md).
+struct MetricsConfig {
+  // TCP on loopback; nullopt: none. Default 127.0.0.1:9464 (Prometheus' exporter default
+  // range), so that `[metrics]` alone serves.
+  std::optional<egress::LoopbackEndpoint> listen;
+  std::filesystem::path socket;                     // a unix socket; empty: none
+  unsigned max_connections = 8;                     // 1..256: connections served at once
+  std::chrono::milliseconds request_timeout{5000};  // key request_timeout_ms, 100..60000
+  // Users besides serve's own that may scrape, as uids resolved at load; empty: none.
+  std::vector<uid_t> scrapers;
+};
+
 // How the broker tells which process wrote a request (docs/config.md, [broker] identity).
 enum class BrokerIdentity { lock, scan };
 
@@ -200,6 +212,8 @@ struct Config {
   std::optional<EgressConfig> egress;
   // Present when the file has a [launcher] table.
   std::optional<LauncherConfig> launcher;
+  // Present when the file has a [metrics] table.
+  std::optional<MetricsConfig> metrics;
   // Keyed by operation name; only operations in ops_enabled have settings.
   std::map<std::string, OpSettings> op_settings;
 

@@ -11,7 +11,9 @@
 //   namespaces backend's capabilities are its own user namespace's; Landlock's launch drops
 //   every capability and the bounding set).
 // - The kernel tells it for any process of the same uid (prlimit(2) with no new limit),
-//   whatever that process's /proc, dumpable flag or seccomp filter.
+//   whatever that process's /proc, dumpable flag or seccomp filter; for another uid's, to
+//   CAP_SYS_RESOURCE by prlimit(2), and to anyone by /proc/<pid>/limits, which has no
+//   ptrace check (unless /proc is mounted hidepid).
 // - It takes nothing from a plugin: RLIMIT_RTTIME bounds only realtime-scheduled threads,
 //   which a sandbox cannot make (no CAP_SYS_NICE; RLIMIT_RTPRIO is 0 unless its operator
 //   raised it, and then such a thread is killed at once). A gateway that lowered its own
@@ -27,8 +29,9 @@ namespace sandbox_host {
 // Puts the mark on this process; throws std::system_error when the kernel refuses.
 void mark_this_process_sandboxed();
 
-// Whether the process pid carries the mark. Throws std::system_error when the kernel will
-// not say (ESRCH: it is gone; EPERM: another uid's, without CAP_SYS_RESOURCE).
+// Whether the process pid carries the mark: prlimit(2), or /proc/<pid>/limits where
+// prlimit is refused (another uid's process, without CAP_SYS_RESOURCE). Throws when neither
+// will say (ESRCH: it is gone).
 bool carries_sandbox_mark(pid_t pid);
 
 // Runs read(pid) for the process at the other end of the connected unix socket

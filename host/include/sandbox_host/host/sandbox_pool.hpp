@@ -53,6 +53,7 @@ struct PoolStats {
   std::size_t prepared_launches = 0;  // ran in a prepared sandbox
   std::size_t cold_launches = 0;      // ran as command() + spawn()
   std::size_t failed = 0;             // prepared sandboxes that died before their launch
+  std::size_t ready = 0;              // prepared sandboxes waiting for a launch now
 };
 
 class SandboxPool {

@@ -78,4 +78,8 @@ class Exchange {
 // happened, Connection: close.
 std::string proxy_response(int status, std::string_view body);
 
+// The reason phrase of the statuses the proxy (and the metrics endpoint) answer with
+// themselves; "Error" for any other.
+const char *reason_phrase(int status);
+
 }  // namespace sandbox_host::egress

@@ -17,6 +17,7 @@ struct Peer {
   std::optional<uid_t> uid;      // nullopt: not known, for the reason in `unknown`
   std::string unknown;           // why uid is nullopt, for the refusal
   pid_t pid = 0;                 // unix sockets only (SO_PEERCRED); 0 otherwise
+  ino_t socket_inode = 0;        // TCP only: the peer's own socket, when its uid is known
   std::string address;           // "127.0.0.1:40312", "[::1]:40312" or "unix"
   std::string describe() const;  // "127.0.0.1:40312 (uid 1000)", for Say lines
 };
@@ -42,6 +43,7 @@ class PeerIdentifier {
   struct Owner {
     std::optional<uid_t> uid;
     std::string unknown;  // why uid is nullopt
+    ino_t inode = 0;      // the socket's, with uid
   };
   Owner tcp_socket_owner(const sockaddr_storage &source, const sockaddr_storage &destination);
   UniqueFd diag_;

@@ -30,14 +30,31 @@ struct LaunchPeer {
   std::string describe() const;  // "pid N (uid U)"
 };
 
+// The host service a peer asks, as its refusals name it: the launch service, or another
+// that serves unsandboxed callers of its uid alone (the metrics endpoint).
+struct PeerService {
+  std::string rule_prefix = "launcher";  // rules <prefix>-peer and <prefix>-sandboxed-peer
+  std::string request = "a launch";      // "a launch from pid N (uid U)"
+  std::string name = "launch service";
+  std::string why = "so that no plugin launches itself out";  // why sandboxes are refused
+};
+
 // The process at the other end of connection, as SO_PEERCRED names it. Throws PeerRefusal
 // when the kernel does not say.
-LaunchPeer identify_peer(int connection);
+LaunchPeer identify_peer(int connection, const PeerService &service = {});
 
 // Throws PeerRefusal unless peer is a process of uid served that carries no sandbox mark,
 // read while it was pinned as the connection's peer (peer_carries_sandbox_mark). A peer
 // that has exited, one in a pid namespace this process cannot see, or one the kernel does
 // not answer for, is refused.
-void require_unsandboxed(int connection, const LaunchPeer &peer, uid_t served);
+void require_unsandboxed(int connection, const LaunchPeer &peer, uid_t served,
+                         const PeerService &service = {});
+
+// The refusal of a peer of uid `uid` when the service serves uid served only; empty when
+// they are the same.
+std::string other_uid_refusal(const std::string &peer, uid_t uid, uid_t served,
+                              const PeerService &service);
+// The refusal of a peer that carries the sandbox mark.
+PeerRefusal sandboxed_peer_refusal(const std::string &peer, const PeerService &service);
 
 }  // namespace sandbox_host

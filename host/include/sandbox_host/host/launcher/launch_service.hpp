@@ -22,6 +22,7 @@
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -48,6 +49,8 @@ class LaunchService {
   const std::filesystem::path &socket() const noexcept { return socket_path_; }
   std::size_t launched() const noexcept { return launched_; }
   std::size_t refused() const noexcept { return refused_; }
+  // Sandboxes prepared and waiting for a launch, in every pool.
+  std::size_t prepared() const;
 
  private:
   // A thread waiting for a connection, started before it comes; it handles what it accepts.
@@ -57,8 +60,9 @@ class LaunchService {
   bool wait_for_connection() const;
   void wake_acceptors();
   void handle(int connection);
+  // Counted as a launch of backend refused ("none" before a backend was chosen).
   void refuse(int connection, const std::string &plugin, const std::string &rule,
-              const std::string &reason);
+              const std::string &reason, std::string_view backend = "none");
   SandboxPool &pool_for(const std::string &mode, Network network);
   void reap_finished();  // needs connections_mutex_
 
@@ -70,7 +74,7 @@ class LaunchService {
   UniqueFd wake_;                      // adopted_ only: readable once the service stops
   std::atomic<bool> stopping_{false};  // set before the listener is shut down
 
-  std::mutex pools_mutex_;
+  mutable std::mutex pools_mutex_;
   std::map<std::pair<std::string, Network>, std::unique_ptr<SandboxPool>> pools_;
 
   struct Connection {
