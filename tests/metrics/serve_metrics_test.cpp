@@ -63,7 +63,7 @@ TEST_P(ServeMetrics, CountsAKnownWorkload) {
   EXPECT_EQ(delta(R"(sandbox_host_egress_connections_total{kind="http",outcome="refused"})"),
             kRefused);
   EXPECT_EQ(delta(R"(sandbox_host_egress_refusals_total{rule="allow-list"})"), kRefused);
-  EXPECT_GT(delta(R"(sandbox_host_egress_tunnel_bytes_total{direction="to_client"})"), 0);
+  EXPECT_GT(delta(R"(sandbox_host_egress_bytes_total{direction="to_client"})"), 0);
   EXPECT_EQ(sample(text, "sandbox_host_egress_tunnels_open"), 0);
   EXPECT_EQ(sample(text, R"(sandbox_host_credential_up{credential="token"})"), 1);
 
@@ -72,6 +72,23 @@ TEST_P(ServeMetrics, CountsAKnownWorkload) {
             1);
   EXPECT_EQ(delta(R"(sandbox_host_refusals_total{component="broker",rule="op-refused"})"), 1);
   EXPECT_EQ(delta(R"(sandbox_host_refusals_total{component="egress",rule="egress"})"), kRefused);
+}
+
+// A forwarded request's response reaches the bytes counted to clients, as a tunnel's does:
+// the counter covers every way through the proxy, not tunnels alone.
+TEST_P(ServeMetrics, ForwardedRequestsCountTheBytesTheyCarry) {
+  const MetricsService served(GetParam());
+  const std::string before = served.scrape();
+  const ProcessResult got =
+      served.curl({"--fail", "-o", "/dev/null", "-w", "%{size_download}", "-x", served.proxy(),
+                   "http://plain.test:" + std::to_string(served.upstream_port()) + "/"});
+  ASSERT_EQ(got.code, 0) << got.err;
+  const double body = std::stod(got.out);
+  ASSERT_GT(body, 0);
+  const std::string after = served.scrape();
+  const auto series = R"(sandbox_host_egress_bytes_total{direction="to_client"})";
+  // The upstream's head and body, as read from it.
+  EXPECT_GE(count(after, series) - count(before, series), body) << after;
 }
 
 TEST_P(ServeMetrics, TheExpositionHoldsNoPathHostHeaderTokenOrPluginName) {

@@ -50,6 +50,8 @@ class MetricsService {
   void egress(int allowed, int refused) const;
   // The egress proxy's address, for curl -x.
   std::string proxy() const { return "http://127.0.0.1:" + std::to_string(egress_port_); }
+  // The port of the plain HTTP upstream that plain.test names through the proxy.
+  std::uint16_t upstream_port() const { return upstream_port_; }
 
  private:
   TempFile dir_{"", "unused"};

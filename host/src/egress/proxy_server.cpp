@@ -1,3 +1,4 @@
+#include <sandbox_host/host/egress/counted_stream.hpp>
 #include <sandbox_host/host/egress/http_exchange.hpp>
 #include <sandbox_host/host/egress/parent_proxy.hpp>
 #include <sandbox_host/host/egress/peer_identity.hpp>
@@ -600,7 +601,9 @@ void EgressProxy::Impl::forward(Handshake &handshake, HttpRequestHead head, std:
   head.headers.insert(head.headers.begin(), {"Host", authority});
   head.form = HttpRequestHead::Form::origin;
   std::string upstream_buffer;
-  Exchange exchange(client, rest, server, upstream_buffer);
+  CountedStream counted_client(client), counted_server(server);
+  const ReportedBytes report(counted_client, counted_server);
+  Exchange exchange(counted_client, rest, counted_server, upstream_buffer);
   try {
     // One request per connection: what follows on it would need the allow list again.
     exchange.run(std::move(head), true);

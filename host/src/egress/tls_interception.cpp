@@ -1,4 +1,5 @@
 #include <sandbox_host/host/egress/authorization.hpp>
+#include <sandbox_host/host/egress/counted_stream.hpp>
 #include <sandbox_host/host/egress/http_exchange.hpp>
 #include <sandbox_host/host/egress/tls_interception.hpp>
 
@@ -236,10 +237,12 @@ void TlsInterceptor::serve(const InterceptedSession &session, const HostAllowLis
   }
 
   std::string client_buffer, upstream_buffer;
+  CountedStream counted_client(client), counted_upstream(upstream);
+  const ReportedBytes report(counted_client, counted_upstream);
   bool told_no_token = false;
   try {
     for (;;) {
-      ReadHead read = read_request_head(client, client_buffer, HttpLimits{});
+      ReadHead read = read_request_head(counted_client, client_buffer, HttpLimits{});
       if (read.stream_ended) {
         if (!client_buffer.empty()) tell("the client closed the connection inside a request");
         break;
@@ -294,7 +297,7 @@ void TlsInterceptor::serve(const InterceptedSession &session, const HostAllowLis
         told_no_token = true;
       }
       head.form = HttpRequestHead::Form::origin;
-      Exchange exchange(client, client_buffer, upstream, upstream_buffer);
+      Exchange exchange(counted_client, client_buffer, counted_upstream, upstream_buffer);
       try {
         if (!exchange.run(std::move(head), false).reusable) break;
       } catch (const HttpParseError &e) {

@@ -70,10 +70,11 @@ HostMetrics::HostMetrics()
                            .Name("sandbox_host_egress_refusals_total")
                            .Help("Connections the egress proxy refused, by rule")
                            .Register(*registry_)),
-      egress_bytes_(prometheus::BuildCounter()
-                        .Name("sandbox_host_egress_tunnel_bytes_total")
-                        .Help("Bytes the egress proxy's tunnels carried, by direction")
-                        .Register(*registry_)),
+      egress_bytes_(
+          prometheus::BuildCounter()
+              .Name("sandbox_host_egress_bytes_total")
+              .Help("Bytes the egress proxy carried, by direction, counted when each session ends")
+              .Register(*registry_)),
       egress_bytes_from_clients_(egress_bytes_.Add({{"direction", "from_client"}})),
       egress_bytes_to_clients_(egress_bytes_.Add({{"direction", "to_client"}})),
       egress_tunnels_(prometheus::BuildGauge()

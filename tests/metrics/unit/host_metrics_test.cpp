@@ -35,7 +35,7 @@ TEST(HostMetrics, EveryFamilyIsExposedWithItsHelpAndTypeOnceItHasASeries) {
         "sandbox_host_broker_request_duration_seconds histogram",
         "sandbox_host_egress_connections_total counter",
         "sandbox_host_egress_refusals_total counter",
-        "sandbox_host_egress_tunnel_bytes_total counter", "sandbox_host_egress_tunnels_open gauge",
+        "sandbox_host_egress_bytes_total counter", "sandbox_host_egress_tunnels_open gauge",
         "sandbox_host_credential_up gauge",
         "sandbox_host_credential_last_good_read_age_seconds gauge"}) {
     EXPECT_NE(text.find(std::string("# TYPE ") + family + "\n"), std::string::npos) << family;
@@ -134,8 +134,8 @@ TEST(HostMetrics, EgressConnectionsRefusalsTunnelsAndBytes) {
       count(text, R"(sandbox_host_egress_connections_total{kind="connect",outcome="refused"})"), 1);
   EXPECT_EQ(count(text, R"(sandbox_host_egress_refusals_total{rule="allow-list"})"), 1);
   EXPECT_EQ(sample(text, "sandbox_host_egress_tunnels_open"), 1);
-  EXPECT_EQ(count(text, R"(sandbox_host_egress_tunnel_bytes_total{direction="from_client"})"), 101);
-  EXPECT_EQ(count(text, R"(sandbox_host_egress_tunnel_bytes_total{direction="to_client"})"), 2002);
+  EXPECT_EQ(count(text, R"(sandbox_host_egress_bytes_total{direction="from_client"})"), 101);
+  EXPECT_EQ(count(text, R"(sandbox_host_egress_bytes_total{direction="to_client"})"), 2002);
 }
 
 TEST(HostMetrics, ACredentialIsUpAfterAGoodReadAndItsAgeCountsFromIt) {

@@ -37,8 +37,8 @@ class Recorder {
   virtual void egress_refusal(std::string_view /*rule*/) {}
   // A tunnel of the egress proxy opened (+1) or closed (-1).
   virtual void egress_tunnels_open(int /*delta*/) {}
-  // Bytes one tunnel of the egress proxy carried, when it closed: from its client (to the
-  // upstream) and to it.
+  // Bytes one session of the egress proxy carried, when it ended (a tunnel, a forwarded
+  // request, a TLS-terminated session): what its client sent and what its upstream sent.
   virtual void egress_bytes(std::uint64_t /*from_clients*/, std::uint64_t /*to_clients*/) {}
   // A read of a credential the token keeper keeps ("token", "parent_proxy"): good or failed.
   virtual void credential_read(std::string_view /*credential*/, bool /*good*/) {}
