@@ -1,0 +1,18 @@
+// The system calls `run --learn` stops to look at: those that name a path or an address a
+// plugin's Spec may not grant. The learn filter notifies the host of each before it runs
+// (host/include/sandbox_host/host/seccomp/traced_call.hpp) and then lets it run.
+#pragma once
+
+#include <array>
+
+namespace sandbox_host::backends {
+
+inline constexpr std::array kLearnTracedCalls{
+    "open",     "openat",     "creat",    "execve",    "execveat",  "stat",
+    "lstat",    "newfstatat", "statx",    "access",    "faccessat", "faccessat2",
+    "readlink", "readlinkat", "chdir",    "mkdir",     "mkdirat",   "unlink",
+    "unlinkat", "rename",     "renameat", "renameat2", "link",      "linkat",
+    "symlink",  "symlinkat",  "truncate", "connect",   "sendto",
+};
+
+}  // namespace sandbox_host::backends
