@@ -15,6 +15,7 @@
 
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/resource_limits.hpp>
+#include <sandbox_host/backends/seccomp_channel.hpp>
 #include <sandbox_host/backends/seccomp_status.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
@@ -110,11 +111,13 @@ template <class TakeLaunch>
   Ruleset ruleset(policy.attr);
   for (const Grant &grant : policy.grants) ruleset.allow_if_present(grant.path, grant.access);
 
+  backends::SeccompChannel seccomp = backends::SeccompChannel::take_from_environment();
   backends::drop_capabilities();
   backends::set_no_new_privs();
   backends::install_seccomp_filter(network == Network::none
                                        ? backends::Namespaces::none_network_none
-                                       : backends::Namespaces::none_network_outbound);
+                                       : backends::Namespaces::none_network_outbound,
+                                   seccomp);
   const Spec spec = take_launch();
   for (const Grant &grant : spec_grants(spec, rights)) ruleset.allow(grant.path, grant.access);
   if (!spec.view.empty()) {

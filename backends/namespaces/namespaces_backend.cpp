@@ -26,6 +26,7 @@
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/landlock_version.hpp>
 #include <sandbox_host/backends/resource_limits.hpp>
+#include <sandbox_host/backends/seccomp_channel.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
 #include <sandbox_host/module.hpp>
 #include <sandbox_host/stage1_failure.hpp>
@@ -209,7 +210,7 @@ struct PreparedLaunch {
 template <class Launch>
 [[noreturn]] void run_init(Network network, Tree tree, const std::vector<MountEntry> &system,
                            HostMounts host_mounts, int parent_pidfd, int status_fd,
-                           const Launch &launch) {
+                           backends::SeccompChannel &seccomp, const Launch &launch) {
   std::optional<PluginStart> start;
   UniqueFd relay_listener;  // network proxied: 127.0.0.1:<port>, relayed to relay_socket
   std::string relay_socket;
@@ -254,10 +255,11 @@ template <class Launch>
     std::vector<int> kept{status_fd};
     if (relay_listener) kept.push_back(relay_listener.get());
     if (launch.status_descriptor() >= 0) kept.push_back(launch.status_descriptor());
+    if (seccomp.fd() >= 0) kept.push_back(seccomp.fd());
     backends::close_descriptors_except(kept);
     backends::drop_all_capabilities();
     backends::set_no_new_privs();
-    backends::install_seccomp_filter();
+    backends::install_seccomp_filter(backends::Namespaces::all, seccomp);
   } catch (const std::exception &e) {
     exit_stage1_failure(e.what());
   }
@@ -276,6 +278,8 @@ template <class Launch>
   // Planned before any namespace exists: paths resolve as the host sees them.
   const std::vector<MountEntry> system =
       tree == Tree::plugin ? plan_system_mounts() : std::vector<MountEntry>{};
+  // The init loads the filter and hands its listener over; S keeps no copy.
+  backends::SeccompChannel seccomp = backends::SeccompChannel::take_from_environment();
   int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
   if (network != Network::outbound) flags |= CLONE_NEWNET;
   enter_user_namespace(flags, ::getuid(), ::getgid());
@@ -290,8 +294,9 @@ template <class Launch>
   if (init < 0) throw_errno("pid namespace", "fork the sandbox's init");
   if (init == 0) {
     ::close(status[0]);
-    run_init(network, tree, system, host_mounts, self, status[1], launch);
+    run_init(network, tree, system, host_mounts, self, status[1], seccomp, launch);
   }
+  seccomp.close();
   ::close(self);
   ::close(status[1]);
   ::_exit(await_report(init, status[0]));

@@ -336,10 +336,11 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     // The control variables alone: what the caller named is the Spec's env, for the
     // plugin's execve.
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
+    const std::string name = spec.plugin_name.empty()
+                                 ? std::filesystem::path(spec.binary_path).filename().string()
+                                 : spec.plugin_name;
+    command.seccomp = SeccompOrder{name, mode, audit_, nullptr};
     if (cgroup_placement().version() != CgroupPlacement::Version::none) {
-      const std::string name = spec.plugin_name.empty()
-                                   ? std::filesystem::path(spec.binary_path).filename().string()
-                                   : spec.plugin_name;
       command.cgroup = cgroup_placement().make(name, audit_);
       command.cgroup->bound(spec.plugin_name, config_.limits_for(spec.plugin_name));
       command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
@@ -419,12 +420,18 @@ LaunchCommand Host::prepare_command(const std::string &mode, Network network,
       std::string(kEnvStage1) + "=" + mode,
       std::string(kEnvPrepared) + "=" +
           encode_prepared_payload({mode, backend.module().file().string(), network, control_fd})};
+  // Named at its launch (Child::name_plugin).
+  command.seccomp = SeccompOrder{"prepared", mode, audit_, nullptr};
   // Unbounded until its launch (bound_cgroup), which names the plugin.
   if (cgroup_placement().version() != CgroupPlacement::Version::none) {
     command.cgroup = cgroup_placement().make("prepared", audit_);
     command.env.push_back(std::string(kEnvCgroup) + "=" + command.cgroup->join_list());
   }
   return command;
+}
+
+Host::~Host() {
+  audit_->flush();
 }
 
 Host &default_host() {

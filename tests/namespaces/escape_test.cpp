@@ -243,6 +243,8 @@ TEST_P(NamespacesEscape, HostProcessesAreOutOfSight) {
   }
   std::sort(pids.begin(), pids.end());
   EXPECT_EQ(pids, (std::vector<std::string>{"1", "2"})) << proc;
+  expect_seccomp_records(
+      {"seccomp: ptrace", "seccomp: ptrace", "seccomp: ptrace", "seccomp: ptrace"});
 }
 
 TEST_P(NamespacesEscape, AHostDescriptorWithoutCloexecDoesNotReachThePlugin) {
@@ -296,34 +298,41 @@ TEST_P(NamespacesEscape, NoCapabilityInAnySet) {
 
 TEST_P(NamespacesEscape, TheMountTreeIsFixed) {
   EXPECT_TRUE(DeniedWith(attempt({"mount"}), "mount=EPERM umount=EPERM"));
+  expect_seccomp_records({"seccomp: mount", "seccomp: umount2"});
 }
 
 TEST_P(NamespacesEscape, NoNestedUserNamespace) {
   // clone3 answers ENOSYS so that libc falls back to clone, whose flags the filter reads.
   EXPECT_TRUE(DeniedWith(attempt({"userns"}), "unshare=EPERM clone=EPERM clone3=ENOSYS"));
+  expect_seccomp_records({"seccomp: clone (CLONE_NEWUSER)", "seccomp: unshare (CLONE_NEWUSER)"});
 }
 
 TEST_P(NamespacesEscape, TheKernelKeyringIsOutOfReach) {
   EXPECT_TRUE(DeniedWith(attempt({"keyring"}), "keyctl=EPERM add_key=EPERM"));
+  expect_seccomp_records({"seccomp: add_key", "seccomp: keyctl"});
 }
 
 TEST_P(NamespacesEscape, KernelAttackSurfaceIsFiltered) {
   for (const char *call : {"bpf", "perf", "userfaultfd", "setns"}) {
     EXPECT_TRUE(DeniedWith(attempt({call}), "EPERM")) << call;
   }
+  expect_seccomp_records({"seccomp: bpf", "seccomp: perf_event_open", "seccomp: setns",
+                          "seccomp: userfaultfd", "seccomp: userfaultfd"});
 }
 
 // A persona is inherited across execve(): ADDR_NO_RANDOMIZE would turn ASLR off, and
 // READ_IMPLIES_EXEC make readable memory executable, for everything the plugin runs. The
 // query must still answer (and show the persona unchanged).
 TEST_P(NamespacesEscape, PersonalitiesThatWeakenItsChildrenAreRefused) {
-  EXPECT_EQ(attempt({"personality"}).verdict,
-            "DENIED no_randomize=EPERM read_implies_exec=EPERM high=EPERM query=0");
+  EXPECT_TRUE(DeniedWith(attempt({"personality"}),
+                         "no_randomize=EPERM read_implies_exec=EPERM high=EPERM query=0"));
+  expect_seccomp_records({kPersonalityRule, kPersonalityRule, kPersonalityRule});
 }
 
 TEST_P(NamespacesEscape, TheLdtIsOutOfReach) {
 #if defined(__x86_64__)
   EXPECT_TRUE(DeniedWith(attempt({"modify-ldt"}), "EPERM"));
+  expect_seccomp_records({"seccomp: modify_ldt"});
 #else
   GTEST_SKIP() << "modify_ldt exists on x86 only";
 #endif
@@ -335,6 +344,7 @@ TEST_P(NamespacesEscape, SocketDirAndTmpDirIgnoreSetuidBits) {
     EXPECT_TRUE(Denied(a)) << dir;
     EXPECT_TRUE(a.verdict.starts_with("DENIED nosuid")) << a;
   }
+  expect_seccomp_records({"seccomp: chmod (S_ISUID/S_ISGID)", "seccomp: chmod (S_ISUID/S_ISGID)"});
 }
 
 // nosuid holds inside the sandbox only: SocketDir and TmpDir are the host's directories, and
@@ -352,6 +362,10 @@ TEST_P(NamespacesEscape, NoSetuidProgramCanBeLeftOnTheHost) {
           << ", owner " << st.st_uid;
     }
   }
+  expect_seccomp_records({"seccomp: chmod (S_ISUID/S_ISGID)", "seccomp: chmod (S_ISUID/S_ISGID)",
+                          "seccomp: chmod (S_ISUID/S_ISGID)", "seccomp: chmod (S_ISUID/S_ISGID)",
+                          "seccomp: openat (O_CREAT, S_ISUID/S_ISGID)",
+                          "seccomp: openat (O_CREAT, S_ISUID/S_ISGID)"});
 }
 
 // Host-wide kernel settings: the sandbox's /proc must not let the plugin change them. Each
@@ -372,6 +386,7 @@ TEST_P(NamespacesEscape, HostWideKernelSettingsCannotBeChanged) {
 
 TEST_P(NamespacesEscape, NoInputCanBePushedIntoATerminal) {
   expect_no_terminal_input();
+  expect_seccomp_records({"seccomp: ioctl (TIOCSTI)", "seccomp: ioctl (TIOCSTI)"});
 }
 
 // ---- lifetime --------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 #include "seccomp_program.hpp"
 
 #include <sandbox_host/backends/hardening.hpp>
+#include <sandbox_host/backends/seccomp_channel.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/unique_fd.hpp>
 
 #include <linux/audit.h>
 #include <linux/seccomp.h>
@@ -57,32 +59,46 @@ constexpr sock_filter kUnixSocketProgram[] = {
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
-void load(const sock_fprog &program, const char *what) {
-  // The kernel accepts a filter from an unprivileged process only under no_new_privs.
+// The kernel accepts a filter from an unprivileged process only under no_new_privs.
+void require_no_new_privs() {
   if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) set_no_new_privs();
+}
+
+void load(const sock_fprog &program, const char *what) {
+  require_no_new_privs();
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) {
     throw_errno("seccomp", std::string("load ") + what);
   }
 }
 
+const sock_fprog &program_for(Namespaces namespaces, Verdicts verdicts) {
+  return kSeccompPrograms[static_cast<int>(namespaces)][static_cast<int>(verdicts)];
+}
+
 }  // namespace
 
 void install_seccomp_filter(Namespaces namespaces) {
-  sock_fprog program{};
-  switch (namespaces) {
-    case Namespaces::all:
-      program = {kDefaultSeccompProgramLength, const_cast<sock_filter *>(kDefaultSeccompProgram)};
-      break;
-    case Namespaces::none_network_outbound:
-      program = {kNoSharedIpcSeccompProgramLength,
-                 const_cast<sock_filter *>(kNoSharedIpcSeccompProgram)};
-      break;
-    case Namespaces::none_network_none:
-      program = {kNoSharedIpcUnixSocketsOnlySeccompProgramLength,
-                 const_cast<sock_filter *>(kNoSharedIpcUnixSocketsOnlySeccompProgram)};
-      break;
+  load(program_for(namespaces, Verdicts::errno_only), "the filter");
+}
+
+void install_seccomp_filter(Namespaces namespaces, SeccompChannel &channel) {
+  if (channel.fd() < 0) return install_seccomp_filter(namespaces);
+  require_no_new_privs();
+  const int listener = static_cast<int>(::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                                  SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                                                  &program_for(namespaces, channel.verdicts())));
+  if (listener < 0) {
+    // EBUSY: a filter this process inherited has a listener already (a container runtime's
+    // supervisor), and a process may have one only. EINVAL: a kernel older than 5.0. The
+    // sandbox then holds to the same rules, answered by the filter, unrecorded; the host
+    // records that once.
+    const int error = errno;
+    if (error != EBUSY && error != EINVAL) throw_errno("seccomp", "load the filter");
+    channel.decline(error);
+    return install_seccomp_filter(namespaces);
   }
-  load(program, "the filter");
+  const UniqueFd owned(listener);
+  channel.hand_over(listener);
 }
 
 void install_unix_socket_filter() {

@@ -1,15 +1,13 @@
-// The filters, compiled to BPF at build time for the architecture of the build.
+// The filters, compiled to BPF at build time for the architecture of the build
+// (tools/seccomp_bpf_generator.cpp).
 #pragma once
 
 #include <linux/filter.h>
 
 namespace sandbox_host::backends {
 
-extern const sock_filter kDefaultSeccompProgram[];
-extern const unsigned short kDefaultSeccompProgramLength;
-extern const sock_filter kNoSharedIpcSeccompProgram[];
-extern const unsigned short kNoSharedIpcSeccompProgramLength;
-extern const sock_filter kNoSharedIpcUnixSocketsOnlySeccompProgram[];
-extern const unsigned short kNoSharedIpcUnixSocketsOnlySeccompProgramLength;
+// [Namespaces][Verdicts]: which namespaces the filter stands in for (hardening.hpp), and how
+// it answers a refusal (seccomp_rules.hpp), in the order of their enums.
+extern const sock_fprog kSeccompPrograms[3][3];
 
 }  // namespace sandbox_host::backends

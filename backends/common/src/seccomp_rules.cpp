@@ -7,7 +7,9 @@
 // launch only loads the finished program (seccomp_filter.cpp).
 #include "seccomp_rules.hpp"
 
+#include <sandbox_host/backends/learn_traced_calls.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
+#include <sandbox_host/seccomp_refusals.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -24,73 +26,10 @@
 #include <vector>
 
 namespace sandbox_host::backends {
-namespace {
 
-constexpr DeniedSyscall kDenied[] = {
-    {"keyctl", "the kernel keyring is not namespaced: the launching user's keys live there"},
-    {"add_key", "the kernel keyring is not namespaced"},
-    {"request_key", "the kernel keyring is not namespaced"},
-    {"bpf", "eBPF programs and maps are kernel attack surface"},
-    {"perf_event_open", "performance counters leak host activity and are attack surface"},
-    {"userfaultfd", "a common tool for turning kernel races into exploits"},
-    {"kexec_load", "replaces the running kernel"},
-    {"kexec_file_load", "replaces the running kernel"},
-    {"init_module", "loads kernel code"},
-    {"finit_module", "loads kernel code"},
-    {"delete_module", "unloads kernel code"},
-    {"mount", "the mount tree is fixed once stage 1 has built it"},
-    {"umount2", "unmounting could reveal what a mount hides"},
-    {"pivot_root", "the root is fixed once stage 1 has built it"},
-    {"move_mount", "new mount API: the mount tree is fixed"},
-    {"open_tree", "new mount API: the mount tree is fixed"},
-    {"fsopen", "new mount API: the mount tree is fixed"},
-    {"fsconfig", "new mount API: the mount tree is fixed"},
-    {"fsmount", "new mount API: the mount tree is fixed"},
-    {"fspick", "new mount API: the mount tree is fixed"},
-    {"mount_setattr", "could clear read-only or nosuid on the sandbox's mounts"},
-    {"ptrace", "no debugging of other processes, the sandbox's init included"},
-    {"process_vm_readv", "reads another process's memory"},
-    {"process_vm_writev", "writes another process's memory"},
-    {"setns", "no joining other namespaces"},
-    {"open_by_handle_at", "opens files by handle, around the mount tree"},
-    {"io_uring_setup", "io_uring is a large attack surface and bypasses this filter"},
-    {"acct", "host-wide process accounting"},
-    {"swapon", "host-wide swap"},
-    {"swapoff", "host-wide swap"},
-    {"reboot", "host-wide"},
-    {"syslog", "the kernel log leaks addresses and host activity"},
-    // x86 only (no such call elsewhere): a long line of kernel bugs behind a call that only
-    // 16-bit and Wine-style segment code needs; Docker's and Chromium's filters refuse it too.
-    {"modify_ldt", "per-process segment descriptors: a long history of kernel bugs"},
-    // Argument filters; see install_seccomp_filter().
-    {"clone (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
-    {"unshare (CLONE_NEWUSER)", "no nested user namespaces: they re-grant capabilities"},
-    {"clone (CLONE_PARENT)",
-     "the new process would be the launcher's child, outside the sandbox's process tree: a "
-     "zombie of the host's that no one waits for"},
-    {"clone3", "its flags sit in memory a filter cannot read; answered ENOSYS so libc uses clone"},
-    {"ioctl (TIOCSTI)", "pushes input into a terminal: keystrokes into the host's shell"},
-    {"ioctl (TIOCLINUX)", "reads and pastes a virtual console's contents"},
-    // Neither glibc nor Go's runtime calls personality(2); setarch, linux32 and uname26 set
-    // the harmless values, and every personality is inherited across execve().
-    {"personality (other than 0, 0x8, 0x20000, 0x20008, 0xffffffff)",
-     "ADDR_NO_RANDOMIZE turns ASLR off and READ_IMPLIES_EXEC makes readable memory executable "
-     "for the plugin's children; PER_LINUX, PER_LINUX32, UNAME26 and the query stay allowed"},
-    // Files in SocketDir and TmpDir are the host's: nosuid holds inside the sandbox only, so
-    // a setuid or setgid bit set here would be honoured on the host (systemd's
-    // RestrictSUIDSGID= refuses the same calls).
-    {"chmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
-    {"fchmod (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
-    {"fchmodat (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
-    {"fchmodat2 (S_ISUID/S_ISGID)", "a setuid or setgid file would work on the host"},
-    {"open (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
-    {"openat (O_CREAT, S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
-    {"creat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
-    {"mknod (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
-    {"mknodat (S_ISUID/S_ISGID)", "creates a setuid or setgid file"},
-    {"openat2",
-     "its mode sits in memory a filter cannot read; answered ENOSYS so libc uses openat"},
-};
+using sandbox_host::kDenied;
+using sandbox_host::kSharedIpcCalls;
+namespace {
 
 // fchmodat2 (Linux 6.6) is newer than this libseccomp; its number is the same on every
 // architecture, as for every system call added since 5.1.
@@ -134,6 +73,12 @@ void refuse_other_personalities(scmp_filter_ctx ctx, uint32_t action) {
   }
 }
 
+// A refusal answered by the filter itself, or by the host's seccomp supervisor, which records
+// it and answers the same errno (host/src/seccomp/).
+uint32_t refusal_action(Verdicts verdicts, int error) {
+  return verdicts == Verdicts::errno_only ? SCMP_ACT_ERRNO(error) : SCMP_ACT_NOTIFY;
+}
+
 }  // namespace
 
 const DeniedSyscall *denied_syscalls(unsigned &count) noexcept {
@@ -141,10 +86,10 @@ const DeniedSyscall *denied_syscalls(unsigned &count) noexcept {
   return kDenied;
 }
 
-SeccompContext build_default_filter() {
+SeccompContext build_default_filter(Verdicts verdicts) {
   SeccompContext ctx(seccomp_init(SCMP_ACT_ALLOW), &seccomp_release);
   if (!ctx) throw SetupError("seccomp", "seccomp_init failed");
-  const uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+  const uint32_t deny = refusal_action(verdicts, EPERM);
 
   for (const auto &entry : kDenied) {
     if (entry.name.find(' ') != std::string_view::npos || entry.name == "clone3" ||
@@ -194,34 +139,30 @@ SeccompContext build_default_filter() {
   return ctx;
 }
 
-namespace {
-
-// IPC objects a namespace of its own would hide: System V's are named by keys and ids
-// global to the ipc namespace, POSIX message queues by names in it.
-constexpr const char *kSharedIpcCalls[] = {
-    "shmget",  "shmat",     "shmdt",        "shmctl",          "msgget",     "msgsnd",
-    "msgrcv",  "msgctl",    "semget",       "semop",           "semtimedop", "semctl",
-    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",  "mq_getsetattr",
-};
-
-}  // namespace
-
 const char *const *shared_ipc_calls(unsigned &count) noexcept {
   count = sizeof kSharedIpcCalls / sizeof kSharedIpcCalls[0];
   return kSharedIpcCalls;
 }
 
-SeccompContext build_filter(Substitute substitute) {
-  SeccompContext ctx = build_default_filter();
-  if (substitute == Substitute::nothing) return ctx;
-  for (const char *name : kSharedIpcCalls) {
-    add(ctx.get(), SCMP_ACT_ERRNO(EPERM), seccomp_syscall_resolve_name(name), name);
+SeccompContext build_filter(Substitute substitute, Verdicts verdicts) {
+  SeccompContext ctx = build_default_filter(verdicts);
+  if (substitute != Substitute::nothing) {
+    for (const char *name : kSharedIpcCalls) {
+      add(ctx.get(), refusal_action(verdicts, EPERM), seccomp_syscall_resolve_name(name), name);
+    }
   }
   if (substitute == Substitute::ipc_and_net_namespaces) {
     // All 64 bits compared: a family with stray upper bits is refused too, never let through.
     const scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
-    add(ctx.get(), SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), "socket (not AF_UNIX)", 1,
-        &not_unix);
+    add(ctx.get(), refusal_action(verdicts, EAFNOSUPPORT), SCMP_SYS(socket), "socket (not AF_UNIX)",
+        1, &not_unix);
+  }
+  if (verdicts == Verdicts::notify_and_trace) {
+    // The same action as the refusals': libseccomp merges a call's rules, and the host tells
+    // a refused call from a traced one by its arguments (seccomp_refusal.cpp).
+    for (const char *name : kLearnTracedCalls) {
+      add(ctx.get(), SCMP_ACT_NOTIFY, seccomp_syscall_resolve_name(name), name);
+    }
   }
   return ctx;
 }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -27,12 +29,12 @@ std::vector<sock_filter> compile(const sandbox_host::backends::SeccompContext &c
 }
 
 void write_program(std::ostream &out, const char *name, const std::vector<sock_filter> &program) {
-  out << "const sock_filter k" << name << "[] = {\n";
+  out << "static const sock_filter k" << name << "[] = {\n";
   for (const auto &op : program) {
     out << "    {" << op.code << ", " << unsigned{op.jt} << ", " << unsigned{op.jf} << ", " << op.k
         << "U},\n";
   }
-  out << "};\nconst unsigned short k" << name << "Length = " << program.size() << ";\n\n";
+  out << "};\nstatic const unsigned short k" << name << "Length = " << program.size() << ";\n\n";
 }
 
 }  // namespace
@@ -42,19 +44,33 @@ int main(int argc, char **argv) {
     std::cerr << "usage: seccomp_bpf_generator OUTPUT.cpp\n";
     return 2;
   }
+  using sandbox_host::backends::build_filter;
+  using sandbox_host::backends::Substitute;
+  using sandbox_host::backends::Verdicts;
+  // In the order of seccomp_program.hpp's table.
+  const std::pair<Substitute, const char *> substitutes[] = {
+      {Substitute::nothing, "Default"},
+      {Substitute::ipc_namespace, "NoSharedIpc"},
+      {Substitute::ipc_and_net_namespaces, "NoSharedIpcUnixSocketsOnly"}};
+  const std::pair<Verdicts, const char *> verdicts[] = {{Verdicts::errno_only, "Errno"},
+                                                        {Verdicts::notify, "Notify"},
+                                                        {Verdicts::notify_and_trace, "Learn"}};
   try {
-    using sandbox_host::backends::build_filter;
-    using sandbox_host::backends::Substitute;
-    const auto default_program = compile(build_filter(Substitute::nothing));
-    const auto no_ipc_program = compile(build_filter(Substitute::ipc_namespace));
-    const auto no_ipc_no_net_program = compile(build_filter(Substitute::ipc_and_net_namespaces));
     std::ofstream out(argv[1]);
     out << "// Generated at build time by seccomp_bpf_generator from seccomp_rules.cpp.\n"
         << "#include \"seccomp_program.hpp\"\n\n"
         << "namespace sandbox_host::backends {\n\n";
-    write_program(out, "DefaultSeccompProgram", default_program);
-    write_program(out, "NoSharedIpcSeccompProgram", no_ipc_program);
-    write_program(out, "NoSharedIpcUnixSocketsOnlySeccompProgram", no_ipc_no_net_program);
+    std::string table;
+    for (const auto &[substitute, substitute_name] : substitutes) {
+      table += "    {";
+      for (const auto &[verdict, verdict_name] : verdicts) {
+        const std::string name = std::string(substitute_name) + verdict_name + "Program";
+        write_program(out, name.c_str(), compile(build_filter(substitute, verdict)));
+        table += "{k" + name + "Length, const_cast<sock_filter *>(k" + name + ")}, ";
+      }
+      table += "},\n";
+    }
+    out << "const sock_fprog kSeccompPrograms[3][3] = {\n" << table << "};\n\n";
     out << "}  // namespace sandbox_host::backends\n";
     return out ? 0 : 1;
   } catch (const std::exception &e) {

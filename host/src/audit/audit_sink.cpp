@@ -103,6 +103,11 @@ void AuditSink::close_windows(Clock::time_point now) {
   }
 }
 
+void AuditSink::flush() {
+  std::lock_guard lock(mutex_);
+  close_windows(Clock::time_point::max());
+}
+
 void AuditSink::record(const AuditRecord &record) {
   // Every refusal is counted, the ones past the written bound too.
   if (record.refusal) metrics::recorder()->refusal(record.component, record.rule);

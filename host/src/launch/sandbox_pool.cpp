@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -340,6 +341,9 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       handed_over(true);
       sandbox->child.take_status_channel(std::move(sandbox->channel));
       sandbox->child.watch(host_.watch_order(spec));
+      sandbox->child.name_plugin(spec.plugin_name.empty()
+                                     ? std::filesystem::path(spec.binary_path).filename().string()
+                                     : spec.plugin_name);
       return std::move(sandbox->child);
     }
   }

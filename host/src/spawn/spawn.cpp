@@ -22,6 +22,7 @@
 #include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +96,7 @@ struct Child::State {
   // Ended once the plugin's end is known, or else destroyed first, before the destructor
   // reaps the process and the cgroup goes.
   std::unique_ptr<LaunchWatch> watch;
+  std::shared_ptr<SeccompWatch> seccomp;
 };
 
 Child::Child(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -143,6 +145,10 @@ void Child::watch(WatchOrder order) {
   state_->watch = watch_launch(std::move(order), pid(), state_->cgroup.get());
 }
 
+void Child::name_plugin(const std::string &plugin) {
+  if (state_->seccomp) state_->seccomp->name_plugin(plugin);
+}
+
 PluginCgroup *Child::cgroup() const noexcept {
   return state_->cgroup.get();
 }
@@ -154,15 +160,35 @@ int Child::status_fd() const noexcept {
 Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, const Stdio &stdio) {
   auto state = std::make_unique<Child::State>();
   state->cgroup = command.cgroup;
-  ChildHardening hardening{::getpid(), pass_fds};
+  std::vector<int> inherited = pass_fds;
+  std::vector<std::string> env = command.env;
+  // The channel stage 1 hands its seccomp listener over on: the child's end at its own
+  // number, close-on-exec again in stage 1 before any backend runs.
+  UniqueFd seccomp_host_end, seccomp_stage1_end;
+  if (command.seccomp) {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+      throw std::system_error(errno, std::generic_category(), "seccomp: socketpair");
+    }
+    seccomp_host_end = UniqueFd(ends[0]);
+    seccomp_stage1_end = UniqueFd(ends[1]);
+    inherited.push_back(ends[1]);
+    env.push_back(seccomp_channel_variable(ends[1], command.learn != nullptr));
+  }
+  ChildHardening hardening{::getpid(), inherited};
   try {
     state->process.emplace(state->context, command.program, command.args,
-                           bp::process_environment(command.env),
+                           bp::process_environment(env),
                            bp::process_stdio{stdio.in, stdio.out, stdio.err}, hardening);
   } catch (const boost::system::system_error &e) {
     throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
   }
   state->own.emplace(state->process->id());
+  if (command.seccomp) {
+    SeccompOrder order = *command.seccomp;
+    order.learn = command.learn;
+    state->seccomp = supervise_seccomp(std::move(seccomp_host_end), std::move(order));
+  }
   if (state->cgroup) state->cgroup->held_by_child();
   Child child(std::move(state));
   if (command.watch) child.watch(*command.watch);

@@ -5,12 +5,14 @@
 #include <sandbox_host/host/sandbox_mark.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
+#include <sandbox_host/seccomp_channel.hpp>
 #include <sandbox_host/spec_abi.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -135,6 +137,17 @@ struct ReceivedLaunch {
   exit_stage1_failure(module.stage1_prepared(payload.network, source));
 }
 
+// The channel for the seccomp filter's listener is inherited without close-on-exec; a backend
+// that loads no filter of ours, and so never takes it, must not pass it on to the plugin.
+void keep_seccomp_channel_from_the_plugin() {
+  const char *value = ::getenv(std::string(kEnvSeccompChannel).c_str());
+  if (value == nullptr) return;
+  int fd = -1;
+  const std::string_view text = value;
+  std::from_chars(text.data(), text.data() + text.size(), fd);
+  if (fd > STDERR_FILENO) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 std::optional<std::string> take_env(std::string_view name) {
   const std::string key(name);
   const char *value = ::getenv(key.c_str());
@@ -158,6 +171,7 @@ void stage1() {
   } catch (const std::exception &e) {
     exit_stage1_failure(std::string("mark: ") + e.what());
   }
+  keep_seccomp_channel_from_the_plugin();
   const std::string backend = *take_env(kEnvStage1);
   const std::optional<std::string> spec = take_env(kEnvSpec);
   const std::optional<std::string> prepared = take_env(kEnvPrepared);

@@ -46,6 +46,9 @@ class AuditSink {
   AuditSink &operator=(const AuditSink &) = delete;
 
   void record(const AuditRecord &record);
+  // Writes the count of every rule's window now, as when the sink closes, and starts them
+  // anew.
+  void flush();
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -3,6 +3,7 @@
 
 #include <sandbox_host/host/limits/launch_warden.hpp>
 #include <sandbox_host/host/module.hpp>
+#include <sandbox_host/host/seccomp/seccomp_supervisor.hpp>
 #include <sandbox_host/spec.hpp>
 
 #include <map>
@@ -28,6 +29,12 @@ struct LaunchCommand {
   // What the host's watch holds the launch to while it runs (limits/launch_warden.hpp):
   // spawn() starts it. A caller that spawns the command itself goes without.
   std::optional<WatchOrder> watch;
+  // Where the launch's refused system calls are recorded (seccomp/seccomp_supervisor.hpp):
+  // spawn() makes the channel stage 1 hands its filter's listener over on. Unset where stage
+  // 1 does not run; a caller that spawns the command itself goes without.
+  std::optional<SeccompOrder> seccomp;
+  // run --learn: the calls the learn filter traces go to it (seccomp/traced_call.hpp).
+  std::shared_ptr<TracedCallObserver> learn;
 };
 
 struct BackendCommand {

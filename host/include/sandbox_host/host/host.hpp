@@ -22,6 +22,9 @@ class Host {
  public:
   // Modules load on first use: a launch loads only the backends it probes or uses.
   explicit Host(Config config);
+  // Writes the audit's counts of refusals past its burst: the sink itself may outlive the
+  // host on another thread (a launch's watch, the seccomp supervisor) up to the process's exit.
+  ~Host();
 
   // Loads every module the config enables now (start-up of a long-running host, and
   // `sandbox-host modules`); modules that fail are reported, not fatal.

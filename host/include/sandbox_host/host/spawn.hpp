@@ -37,6 +37,9 @@ class Child {
   // spawn() does it for a command's own order, a prepared sandbox's launch when it is sent.
   void watch(WatchOrder order);
 
+  // A prepared sandbox's launch: its refused system calls are recorded under plugin from now.
+  void name_plugin(const std::string &plugin);
+
   // The launch's cgroup (LaunchCommand::cgroup), or nullptr.
   PluginCgroup *cgroup() const noexcept;
 

@@ -5,6 +5,8 @@
 
 namespace sandbox_host::backends {
 
+class SeccompChannel;
+
 // Drops every capability: effective, permitted, inheritable, ambient and bounding sets, so
 // not even an exec as uid 0 gets one back.
 void drop_all_capabilities();
@@ -38,8 +40,12 @@ enum class Namespaces {
 };
 
 // Loads the seccomp filter (seccomp_rules.cpp, docs/security-model.md); sets no_new_privs
-// first if it is not set yet.
+// first if it is not set yet. Refusals are answered by the filter and recorded nowhere.
 void install_seccomp_filter(Namespaces namespaces = Namespaces::all);
+// The same rules, with the refusals (and under `run --learn` the traced calls) sent to a
+// listener that goes to the host over channel (seccomp_channel.hpp), which is closed then.
+// Without a channel, as above.
+void install_seccomp_filter(Namespaces namespaces, SeccompChannel &channel);
 
 // A second filter, stacked on the first, for a launch under an agent policy (Spec::view):
 // socket(2) of AF_UNIX refused (EPERM). The policy shows the host's whole file system read-only,
