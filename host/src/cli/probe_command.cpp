@@ -13,6 +13,7 @@
 #include <boost/algorithm/string/join.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -129,7 +130,8 @@ void print_gaps(const Coverage &coverage, const std::string &indent) {
 }
 
 // One line per backend: its state, and why not or what it leaves out, in a few words.
-void print_backend_rows(const std::vector<BackendStatus> &statuses) {
+void print_backend_rows(const std::vector<BackendStatus> &statuses,
+                        const std::vector<const BackendStatus *> &said_above) {
   for (const auto &s : statuses) {
     std::ostringstream head;
     head << "  " << std::left << std::setw(11) << s.name << std::setw(12)
@@ -137,6 +139,8 @@ void print_backend_rows(const std::vector<BackendStatus> &statuses) {
     std::string note;
     if (s.name == kModeOff && s.available) {
       note = "explicit only: runs unsandboxed, never chosen by probe";
+    } else if (std::find(said_above.begin(), said_above.end(), &s) != said_above.end()) {
+      note = "(why: above)";
     } else if (!s.available) {
       note = s.reason;
     } else if (const Coverage coverage = parse_coverage(s.warning); !coverage.gaps.empty()) {
@@ -156,11 +160,11 @@ void print_backend_rows(const std::vector<BackendStatus> &statuses) {
 void print_summary(const Host &host, const std::vector<BackendStatus> &statuses,
                    const std::optional<Availability> &chosen, const std::string &error,
                    const char *forced, const std::vector<LimitRow> &chosen_limits) {
+  const Choice choice = choice_of(host, statuses, chosen, forced);
   if (!chosen) {
     std::cout << wrapped(error, "chosen: none: ", "  ");
   } else {
     std::cout << "chosen: " << chosen->mode << "\n";
-    const Choice choice = choice_of(host, statuses, chosen, forced);
     std::cout << wrapped(choice.why, "why: ", "  ");
     for (const BackendStatus *s : choice.passed_over) {
       std::cout << wrapped(s->reason, "  " + s->name + ": ", "    ");
@@ -187,7 +191,7 @@ void print_summary(const Host &host, const std::vector<BackendStatus> &statuses,
     }
   }
   std::cout << "backends:\n";
-  print_backend_rows(statuses);
+  print_backend_rows(statuses, choice.passed_over);
   std::cout << "config: "
             << (host.config().source.empty() ? "built-in defaults" : host.config().source) << "\n";
 }
