@@ -120,9 +120,17 @@ void print_gaps(const Coverage &coverage, const std::string &indent) {
           indent + "  close (the " + std::to_string(end - i) + " above): ", indent + "    ");
     } else {
       for (std::size_t k = i; k < end; ++k) {
-        const std::string line =
-            gaps[k].what + (gaps[k].close.empty() ? "" : " — close: " + gaps[k].close);
-        std::cout << wrapped(line, indent + "- ", indent + "    ");
+        // The close on the gap's own line where both fit, else on the line below it.
+        const std::string line = indent + "- " + gaps[k].what +
+                                 (gaps[k].close.empty() ? "" : " — close: " + gaps[k].close);
+        if (line.size() <= kTextWidth) {
+          std::cout << line << "\n";
+        } else {
+          std::cout << wrapped(gaps[k].what, indent + "- ", indent + "    ");
+          if (!gaps[k].close.empty()) {
+            std::cout << wrapped(gaps[k].close, indent + "    close: ", indent + "      ");
+          }
+        }
       }
     }
     i = end;
