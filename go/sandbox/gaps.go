@@ -20,12 +20,12 @@ func (a Availability) Gaps() []Gap {
 	if a.Warning == "" {
 		return nil
 	}
-	items := a.Warning
-	if at := strings.Index(items, "; not covered: "); at >= 0 {
-		items = items[at+len("; not covered: "):]
+	items := []string{a.Warning}
+	if at := strings.Index(a.Warning, "; not covered: "); at >= 0 {
+		items = strings.Split(a.Warning[at+len("; not covered: "):], "; ")
 	}
 	var gaps []Gap
-	for _, item := range strings.Split(items, "; ") {
+	for _, item := range items {
 		gap := Gap{What: item}
 		if at := strings.LastIndex(item, " (close: "); at >= 0 && strings.HasSuffix(item, ")") {
 			gap = Gap{What: item[:at], Close: item[at+len(" (close: ") : len(item)-1]}

@@ -22,7 +22,7 @@ func TestGapsReadTheWarningsStructuredForm(t *testing.T) {
 	if got := (sandbox.Availability{}).Gaps(); got != nil {
 		t.Errorf("no warning gave gaps %+v", got)
 	}
-	off := sandbox.Availability{Warning: "no confinement: the plugin reads what its user can"}
+	off := sandbox.Availability{Warning: "no confinement: the plugin reads what its user can; and writes"}
 	if got := off.Gaps(); len(got) != 1 || got[0].What != off.Warning || got[0].Close != "" {
 		t.Errorf("a warning in no form gave %+v, want it as one gap", got)
 	}

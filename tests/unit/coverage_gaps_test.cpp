@@ -22,10 +22,12 @@ TEST(CoverageGaps, AWarningReadsBackAsItsHeadingAndGaps) {
 }
 
 TEST(CoverageGaps, AWarningInNoFormIsOneGap) {
-  const Coverage read = parse_coverage("no confinement: the plugin reads whatever its user can");
+  const Coverage read =
+      parse_coverage("no confinement: the plugin reads whatever its user can; and writes");
   EXPECT_EQ(read.heading, "");
   ASSERT_EQ(read.gaps.size(), 1u);
-  EXPECT_EQ(read.gaps[0].what, "no confinement: the plugin reads whatever its user can");
+  EXPECT_EQ(read.gaps[0].what,
+            "no confinement: the plugin reads whatever its user can; and writes");
   EXPECT_EQ(read.gaps[0].close, "");
 }
 

@@ -54,12 +54,15 @@ inline Coverage parse_coverage(std::string_view warning) {
   Coverage coverage;
   if (warning.empty()) return coverage;
   std::string_view items = warning;
-  if (const std::size_t at = warning.find(kNotCovered); at != std::string_view::npos) {
+  const std::size_t at = warning.find(kNotCovered);
+  if (at != std::string_view::npos) {
     coverage.heading = warning.substr(0, at);
     items = warning.substr(at + kNotCovered.size());
   }
   for (std::size_t start = 0;;) {
-    const std::size_t end = items.find("; ", start);
+    // Without the heading the warning is in no form: one gap, whatever "; " it holds.
+    const std::size_t end =
+        at == std::string_view::npos ? std::string_view::npos : items.find("; ", start);
     std::string_view item = items.substr(start, end - start);
     CoverageGap gap;
     const std::size_t close = item.rfind(kCloseOpen);
