@@ -1,6 +1,7 @@
 #include "userns_refusal.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,15 @@ bool under_seccomp_filter(const HostReading &host) {
     if (line.starts_with("Seccomp:")) return line.ends_with("2");
   }
   return false;
+}
+
+// Whether this process already runs in a user namespace below the initial one: the initial
+// one maps every id to itself ("0 0 4294967295"), a nested one a range of its parent's.
+bool in_nested_user_namespace(const HostReading &host) {
+  std::istringstream map(host.whole("/proc/self/uid_map"));
+  std::uint64_t inside = 0, outside = 0, count = 0;
+  if (!(map >> inside >> outside >> count)) return false;
+  return !(inside == 0 && outside == 0 && count == 4294967295ULL);
 }
 
 // One variable of this process's environment ("" when unset).
@@ -144,14 +154,22 @@ void explain_refusal(int error, const std::string &root, ProbeReport &report) {
   const std::string failure =
       std::string("creating a user namespace failed: ") + std::strerror(error);
   const std::string max_user_namespaces = host.line("/proc/sys/user/max_user_namespaces");
-  if (error == EUSERS) {
-    // The kernel nests user namespaces 32 deep at most.
-    report.reason = failure +
-                    " (this process's user namespace is nested 32 deep, the most "
-                    "the kernel allows)";
+  if (error == EUSERS ||
+      (error == ENOSPC && in_nested_user_namespace(host) && max_user_namespaces != "0")) {
+    // The kernel nests user namespaces 32 deep at most: EUSERS before Linux 4.9, ENOSPC since,
+    // the same as a count reached, which a process cannot tell apart from inside (its
+    // ancestors are out of its reach); only a nested process can be that deep.
+    report.reason =
+        failure + (error == EUSERS ? std::string(" (this process's user namespace is nested 32 "
+                                                 "deep, the most the kernel allows)")
+                                   : " (this process's user namespace is nested 32 deep, the "
+                                     "most the kernel allows, or user.max_user_namespaces=" +
+                                         max_user_namespaces + " is reached)");
     report.hint =
         "start sandbox-host from a shallower user namespace (fewer nested containers or "
-        "sandboxes), or use the landlock backend";
+        "sandboxes)" +
+        std::string(error == ENOSPC ? ", or raise user.max_user_namespaces" : "") +
+        ", or use the landlock backend";
   } else if (max_user_namespaces == "0") {
     report.reason = failure + " (user.max_user_namespaces=0)";
     report.hint = "sysctl -w user.max_user_namespaces=15000";

@@ -150,8 +150,23 @@ TEST(ProbeExplanation, TheNestingLimitOfUserNamespaces) {
   EXPECT_FALSE(says(explained(proc, EPERM).reason, "nested")) << explained(proc).reason;
 }
 
+// Since Linux 4.9 the nesting limit answers ENOSPC, as a count reached does: only a process
+// in a nested user namespace can be that deep.
+TEST(ProbeExplanation, NoSpaceInANestedUserNamespaceMayBeTheDepth) {
+  FakeRoot proc;
+  proc.set("proc/sys/user/max_user_namespaces", "15000");
+  proc.set("proc/self/uid_map", "         0       1000          1");
+  ProbeReport report = explained(proc, ENOSPC);
+  EXPECT_TRUE(says(report.reason,
+                   "nested 32 deep, the most the kernel allows, or "
+                   "user.max_user_namespaces=15000 is reached"))
+      << report.reason;
+  EXPECT_TRUE(says(report.hint, "shallower user namespace")) << report.hint;
+}
+
 TEST(ProbeExplanation, MaxUserNamespacesReachedIsNotMaxUserNamespacesZero) {
   FakeRoot proc;
+  proc.set("proc/self/uid_map", "         0          0 4294967295");
   proc.set("proc/sys/user/max_user_namespaces", "3");
   ProbeReport report = explained(proc, ENOSPC);
   EXPECT_TRUE(says(report.reason, "(user.max_user_namespaces=3 reached")) << report.reason;
