@@ -171,6 +171,7 @@ void print_summary(const Host &host, const std::vector<BackendStatus> &statuses,
   const Choice choice = choice_of(host, statuses, chosen, forced);
   if (!chosen) {
     std::cout << wrapped(error, "chosen: none: ", "  ");
+    if (!choice.why.empty()) std::cout << wrapped(choice.why, "why: ", "  ");
   } else {
     std::cout << "chosen: " << chosen->mode << "\n";
     std::cout << wrapped(choice.why, "why: ", "  ");
