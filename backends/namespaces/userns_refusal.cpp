@@ -156,15 +156,15 @@ void explain_refusal(int error, const std::string &root, ProbeReport &report) {
   const std::string max_user_namespaces = host.line("/proc/sys/user/max_user_namespaces");
   if (error == EUSERS ||
       (error == ENOSPC && in_nested_user_namespace(host) && max_user_namespaces != "0")) {
-    // The kernel nests user namespaces 32 deep at most: EUSERS before Linux 4.9, ENOSPC since,
-    // the same as a count reached, which a process cannot tell apart from inside (its
-    // ancestors are out of its reach); only a nested process can be that deep.
+    // The kernel limits how deep user namespaces nest (32 levels below the host's): EUSERS
+    // before Linux 4.9, ENOSPC since, the same as a count reached, which a process cannot tell
+    // apart from inside (its ancestors are out of its reach); only a nested one can be deep.
+    const std::string depth =
+        "this process's user namespace is nested as deep as the kernel allows";
     report.reason =
-        failure + (error == EUSERS ? std::string(" (this process's user namespace is nested 32 "
-                                                 "deep, the most the kernel allows)")
-                                   : " (this process's user namespace is nested 32 deep, the "
-                                     "most the kernel allows, or user.max_user_namespaces=" +
-                                         max_user_namespaces + " is reached)");
+        failure + " (" + depth +
+        (error == EUSERS ? std::string(")")
+                         : ", or user.max_user_namespaces=" + max_user_namespaces + " is reached)");
     report.hint =
         "start sandbox-host from a shallower user namespace (fewer nested containers or "
         "sandboxes)" +

@@ -95,9 +95,9 @@ TEST(NamespacesProbe, NamesTheNestingDepthOfUserNamespaces) {
   // alone is not possible, so go down until one more is refused, at most 40.
   ProcessResult result;
   for (int depth = 32; depth <= 40; ++depth) {
-    result = run_process({"/bin/sh", "-c", nest, "sh", std::to_string(depth), SANDBOX_HOST_EXE,
-                          "probe", "--json"},
-                         test::with_env(env));
+    result = run_process(
+        {"/bin/sh", "-c", nest, "sh", std::to_string(depth), SANDBOX_HOST_EXE, "probe", "--json"},
+        test::with_env(env));
     if (result.code != 0 || result.out.find("\"chosen\":\"namespaces\"") == std::string::npos) {
       break;
     }
@@ -105,7 +105,7 @@ TEST(NamespacesProbe, NamesTheNestingDepthOfUserNamespaces) {
   auto namespaces = namespaces_refused(result);
   ASSERT_TRUE(namespaces) << result.out << result.err;
   EXPECT_NE(namespaces->getValue<std::string>("reason").find(
-                "(this process's user namespace is nested 32 deep, the most the kernel allows"),
+                "(this process's user namespace is nested as deep as the kernel allows"),
             std::string::npos)
       << namespaces->getValue<std::string>("reason");
   EXPECT_NE(namespaces->getValue<std::string>("hint").find("shallower user namespace"),

@@ -144,7 +144,7 @@ TEST(ProbeExplanation, TheNestingLimitOfUserNamespaces) {
   FakeRoot proc;
   proc.set("proc/sys/user/max_user_namespaces", "15000");
   ProbeReport report = explained(proc, EUSERS);
-  EXPECT_TRUE(says(report.reason, "nested 32 deep")) << report.reason;
+  EXPECT_TRUE(says(report.reason, "nested as deep as the kernel allows")) << report.reason;
   EXPECT_TRUE(says(report.hint, "shallower user namespace")) << report.hint;
   // EPERM is not the nesting limit.
   EXPECT_FALSE(says(explained(proc, EPERM).reason, "nested")) << explained(proc).reason;
@@ -158,7 +158,7 @@ TEST(ProbeExplanation, NoSpaceInANestedUserNamespaceMayBeTheDepth) {
   proc.set("proc/self/uid_map", "         0       1000          1");
   ProbeReport report = explained(proc, ENOSPC);
   EXPECT_TRUE(says(report.reason,
-                   "nested 32 deep, the most the kernel allows, or "
+                   "nested as deep as the kernel allows, or "
                    "user.max_user_namespaces=15000 is reached"))
       << report.reason;
   EXPECT_TRUE(says(report.hint, "shallower user namespace")) << report.hint;
