@@ -1,57 +1,70 @@
 #include "coverage_warning.hpp"
 
-#include <vector>
-
 namespace sandbox_host::landlock {
 
-std::string coverage_warning(int abi) {
-  std::vector<std::string> gaps{
-      "no pid namespace: the host's processes share the plugin's pid space (/proc is not "
-      "granted, but pids can be probed)",
-      "no mount namespace: the host's file system with access rules on top, so stat(2) "
-      "tells the existence, size and times of files outside the grants, and /tmp, /dev/shm and "
-      "/proc are not granted at all, but for the plugin's own /proc/<pid> (its child "
-      "processes do not see their /proc/self)",
-      "connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus, a "
-      "container runtime) is not restricted",
-      "no uts namespace: the host's name is visible",
-      "no network namespace: a plugin with network proxied is refused, never run with the "
-      "host's network",
-      // Landlock cannot take a right away below a grant (view_grants.cpp).
-      "under an agent policy (sandbox-host run --policy), a directory holding a rule of less "
-      "access below it (the way to Home, a Deny or a Read inside Write) cannot be listed and "
-      "nothing in it can be created, removed or renamed, though its entries are granted one "
-      "by one as they exist at the start: an entry made later, at the top level too, gets "
-      "nothing, and /proc and /dev are not granted beyond the system's devices and the "
-      "command's own /proc/<pid> (unix sockets are refused there: socket(2) of AF_UNIX "
-      "fails, socketpair(2) works)",
+namespace {
+// Everything but the ABI's own gaps is what a user namespace's sandbox holds.
+constexpr const char *kNamespaces = "the namespaces backend";
+}  // namespace
+
+std::vector<CoverageGap> coverage_gaps(int abi) {
+  // Short enough for one line of `sandbox-host probe` each; the escape corpus
+  // (tests/landlock, WarningSaysTruly_*) checks that each one really exists.
+  std::vector<CoverageGap> gaps{
+      {"no pid namespace: a plugin can probe the host's pids (kill(pid, 0)), not read /proc",
+       kNamespaces},
+      {"no mount namespace: a plugin can stat(2) files outside its grants (existence, size, "
+       "times)",
+       kNamespaces},
+      {"a plugin gets no /tmp, /dev/shm or /proc (but its own /proc/<pid>, not its children's)",
+       kNamespaces},
+      {"a plugin can connect(2) to the launching user's unix sockets by path (ssh-agent, D-Bus)",
+       kNamespaces},
+      {"no uts namespace: a plugin sees the host's name", kNamespaces},
+      {"no network namespace: network proxied is refused, never run with the host's network",
+       kNamespaces},
+      // Landlock cannot take a right away below a grant (view_grants.cpp): a policy's view is
+      // granted by complement, entry by entry, as it exists at the start.
+      {"run --policy: a directory above a narrower rule cannot be listed, nor changed in it",
+       kNamespaces},
+      {"run --policy: an entry made after the start, at the top level too, gets nothing",
+       kNamespaces},
+      {"run --policy: /proc and /dev hold only the system's devices and its own /proc/<pid>",
+       kNamespaces},
+      {"run --policy: socket(2) of AF_UNIX fails (socketpair(2) works)", kNamespaces},
   };
+  // Each ABI's gap, closed by the kernel release that brought the ABI.
   if (abi < 3) {
     gaps.push_back(
-        "truncate(2) of any file the launching user may write is not restricted "
-        "(restricted from ABI 3)");
+        {"a plugin can truncate(2) any file its user may write", "Linux 6.2+ (Landlock ABI 3)"});
   }
   if (abi < 4) {
-    gaps.push_back(
-        "with network none, a TCP socket the plugin did not create (one passed to it over a "
-        "unix socket) can still connect or bind: the seccomp filter refuses creating one, "
-        "Landlock restricts TCP from ABI 4");
+    // Creating one is refused by the seccomp filter at every ABI.
+    gaps.push_back({"with network none, a plugin can connect or bind a TCP socket passed to it",
+                    "Linux 6.7+ (Landlock ABI 4)"});
   }
   if (abi < 5) {
-    gaps.push_back("ioctl(2) on device files is not restricted (restricted from ABI 5)");
+    gaps.push_back(
+        {"a plugin can ioctl(2) the device files it may open", "Linux 6.10+ (Landlock ABI 5)"});
   }
   if (abi < 6) {
     gaps.push_back(
-        "signals to the launching user's processes and, with network none, "
-        "abstract unix sockets of the host are not scoped (scoped from ABI 6)");
+        {"signals are not scoped: a plugin can signal the launching user's other "
+         "processes",
+         "Linux 6.12+ (Landlock ABI 6)"});
+    gaps.push_back({"with network none, a plugin can connect to the host's abstract unix sockets",
+                    "Linux 6.12+ (Landlock ABI 6)"});
   }
   if (abi < 7) {
-    gaps.push_back("denials are not written to the kernel's audit log (from ABI 7)");
+    gaps.push_back({"a plugin's denials are not written to the kernel's audit log",
+                    "Linux 6.15+ (Landlock ABI 7)"});
   }
-  std::string warning =
-      "degraded: Landlock ABI " + std::to_string(abi) + " without namespaces; not covered: ";
-  for (size_t i = 0; i < gaps.size(); ++i) warning += (i == 0 ? "" : "; ") + gaps[i];
-  return warning;
+  return gaps;
+}
+
+std::string coverage_warning(int abi) {
+  return sandbox_host::coverage_warning(
+      "degraded: Landlock ABI " + std::to_string(abi) + " without namespaces", coverage_gaps(abi));
 }
 
 }  // namespace sandbox_host::landlock

@@ -1,6 +1,6 @@
 #include "userns_probe.hpp"
 
-#include <sandbox_host/backends/seccomp_status.hpp>
+#include "userns_refusal.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,14 +20,6 @@
 namespace sandbox_host::namespaces {
 namespace {
 
-// The first line of a file, or "" when it cannot be read.
-std::string read_line(const std::string &path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 // The steps of the probe's child that can fail, in order.
 enum class ProbeStep : int { none, user_namespace, id_maps, mount };
 
@@ -40,37 +32,6 @@ struct ChildReport {
 };
 
 }  // namespace
-
-void explain_refusal(int error, const std::string &proc_root, ProbeReport &report) {
-  const std::string failure =
-      std::string("creating a user namespace failed: ") + std::strerror(error);
-  if (read_line(proc_root + "/sys/user/max_user_namespaces") == "0") {
-    report.reason = failure + " (user.max_user_namespaces=0)";
-    report.hint = "sysctl -w user.max_user_namespaces=15000";
-  } else if (read_line(proc_root + "/sys/kernel/unprivileged_userns_clone") == "0") {
-    report.reason = failure + " (kernel.unprivileged_userns_clone=0)";
-    report.hint = "sysctl -w kernel.unprivileged_userns_clone=1";
-  } else if (read_line(proc_root + "/sys/kernel/apparmor_restrict_unprivileged_userns") == "1") {
-    report.reason = failure +
-                    " (AppArmor restricts unprivileged user namespaces: "
-                    "kernel.apparmor_restrict_unprivileged_userns=1)";
-    report.hint =
-        "give sandbox-host an AppArmor profile with the userns rule, or "
-        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-  } else if (backends::under_seccomp_filter(proc_root)) {
-    report.reason = failure +
-                    " (a seccomp filter on this process, as a container runtime "
-                    "installs, refuses it)";
-    report.hint =
-        "run the container with a seccomp profile that allows unshare and mount "
-        "(e.g. docker --security-opt seccomp=unconfined), or use the landlock backend";
-  } else {
-    report.reason = failure;
-    report.hint =
-        "check the kernel's user namespace support (CONFIG_USER_NS) and any LSM "
-        "policy; the landlock backend works without user namespaces";
-  }
-}
 
 void explain_masked_proc(ProbeReport &report) {
   report.reason =
@@ -85,9 +46,11 @@ void explain_masked_proc(ProbeReport &report) {
 }
 
 void explain_kept_hostname(ProbeReport &report) {
+  // In the form of sandbox_host/coverage_gaps.hpp, so that probe lists it as a gap.
   report.warning =
-      "degraded: the sandbox keeps this host's name: a seccomp filter on this process (a "
-      "container's profile) refuses sethostname";
+      "degraded: a seccomp filter on this process (a container's profile) refuses "
+      "sethostname; not covered: the sandbox keeps this host's name (close: allow sethostname "
+      "in the container's seccomp profile, as deploy/kubernetes/seccomp does)";
 }
 
 bool fresh_proc_certain(const std::string &mountinfo) {
@@ -218,7 +181,7 @@ ProbeReport probe_user_namespaces() {
         "the probe's child died before it could report (killed by a seccomp filter "
         "or a security module?)";
   } else if (child_report.failed == ProbeStep::user_namespace) {
-    explain_refusal(child_report.error, "/proc", report);
+    explain_refusal(child_report.error, "/", report);
   } else if (child_report.failed == ProbeStep::id_maps) {
     report.reason = std::string("writing the new user namespace's uid and gid maps failed: ") +
                     std::strerror(child_report.error);

@@ -20,11 +20,6 @@ ProbeReport probe_user_namespaces();
 // a new procfs must keep. False where it cannot tell, and then probe tries one for real.
 bool fresh_proc_certain(const std::string &mountinfo);
 
-// Why creating a user namespace failed with error, from the host settings that can refuse
-// one (read under proc_root, normally /proc), most specific first, with the command that
-// would allow it.
-void explain_refusal(int error, const std::string &proc_root, ProbeReport &report);
-
 // Why the backend is unavailable where the kernel refuses the sandbox a fresh /proc.
 void explain_masked_proc(ProbeReport &report);
 // The warning of a backend whose sandbox keeps the host's name.

@@ -16,7 +16,7 @@ class OffBackend final : public sandbox_host::Backend {
     report.available = true;
     report.warning =
         "no confinement: the plugin reads and writes whatever its user can, and reaches the "
-        "network";
+        "network (close: a confining backend, namespaces or landlock)";
     for (const char *limit :
          {"processes", "open_files", "file_size", "tmp_size", "tmp_inodes", "shm_size"}) {
       report.bounds.push_back(

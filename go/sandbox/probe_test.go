@@ -52,6 +52,16 @@ func TestProbeRunsSandboxHostOncePerBackendValue(t *testing.T) {
 	if landlock.Mode != sandbox.ModeLandlock || landlock.Warning == "" || landlock.LandlockABI < 1 {
 		t.Errorf("Probe with %s=landlock gave %+v, want landlock, its warning and ABI", sandbox.EnvBackend, landlock)
 	}
+	// The real Landlock warning reads as its gaps, each said in the one string.
+	if gaps := landlock.Gaps(); len(gaps) == 0 {
+		t.Errorf("Landlock's warning %q gave no gaps", landlock.Warning)
+	} else {
+		for _, gap := range gaps {
+			if gap.What == "" || gap.Close == "" || !strings.Contains(landlock.Warning, gap.What) {
+				t.Errorf("gap %+v of warning %q", gap, landlock.Warning)
+			}
+		}
+	}
 	sandbox.Probe()
 	os.Unsetenv(sandbox.EnvBackend)
 	if again, _ := sandbox.Probe(); again != best {

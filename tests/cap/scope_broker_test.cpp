@@ -137,7 +137,8 @@ TEST_P(ScopeThroughTheBroker, CapSlotCapsTheSliceAndProbeNamesTheDriver) {
 
   // probe shows what each op module reports about itself, which the host names nothing of.
   const std::string config = (broker_.root() / "config.toml").string();
-  const ProcessResult probe = run_process({broker_.sandbox_host(), "probe", "--config", config});
+  const ProcessResult probe =
+      run_process({broker_.sandbox_host(), "probe", "--verbose", "--config", config});
   const std::string report = "\n    driver: cgroup1 (parent " + slots_->path().string() +
                              ")\n    chosen: auto: no systemd; parent " + slots_->path().string() +
                              " is on a cgroup v1 hierarchy\n";
@@ -174,7 +175,7 @@ TEST_P(ScopeThroughTheBroker, ProbeSaysWhyAnOpDidNotLoad) {
   std::ofstream(config) << module_dirs << "\n[ops]\nenabled = [\"cap-slot\"]\n"
                         << "[ops.cap-slot]\ndriver = \"cgroup1\"\n";
   const ProcessResult probe =
-      run_process({broker_.sandbox_host(), "probe", "--config", config.string()});
+      run_process({broker_.sandbox_host(), "probe", "--verbose", "--config", config.string()});
   EXPECT_NE(probe.out.find("\n  cap-slot: not loaded: module "), std::string::npos) << probe.out;
   EXPECT_NE(probe.out.find("init failed: ops.cap-slot.parent: is required"), std::string::npos)
       << probe.out;

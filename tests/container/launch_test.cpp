@@ -143,6 +143,40 @@ TEST_P(InContainer, TheContainersSecretIsOutOfReachAndSystemFilesAreNot) {
   EXPECT_NE(system.out.find("root:x:0:0:"), std::string::npos) << system;
 }
 
+// Where the container's seccomp profile refuses user namespaces, probe's hint names the
+// setting of this container's runtime (podman, here) that gives them back, in its JSON and in
+// the text a person reads, and the Landlock it chose instead lists its gaps.
+TEST_P(InContainer, ProbeNamesTheContainerSettingThatRefusesUserNamespaces) {
+  const ContainerRun r = run({probe_step(), shell_words({sandbox_host(), "probe"})});
+  if (r.unavailable) GTEST_SKIP() << *r.unavailable;
+  ASSERT_EQ(r.steps.size(), 2u) << r.podman.err;
+  const StepResult &json = r.steps[0], &text = r.steps[1];
+  const auto view = read_probe(json.out);
+  ASSERT_TRUE(view) << json;
+  const std::string podman_setting =
+      "this is a podman container: run it with --security-opt "
+      "seccomp=<a profile that allows unshare";
+  if (GetParam().seccomp != Seccomp::docker_like) {
+    // Elsewhere the user namespace is made, so no seccomp setting is named.
+    EXPECT_EQ(view->namespaces_hint.find(podman_setting), std::string::npos) << json;
+    return;
+  }
+  EXPECT_FALSE(view->namespaces_available) << json;
+  EXPECT_NE(view->namespaces_reason.find("(a seccomp filter on this process"), std::string::npos)
+      << json;
+  EXPECT_NE(view->namespaces_hint.find(podman_setting), std::string::npos) << json;
+  EXPECT_EQ(view->chosen, "landlock") << json;
+  EXPECT_GT(view->chosen_gaps, 0u) << json;
+  // The text says it among its first lines, under the reason for passing namespaces over.
+  ASSERT_EQ(text.code, 0) << text;
+  EXPECT_EQ(text.out.rfind("chosen: landlock\nwhy: ", 0), 0u) << text;
+  const std::size_t hint = text.out.find("    hint: this is a podman container");
+  const std::size_t gaps = text.out.find("not covered (degraded: Landlock ABI");
+  EXPECT_NE(hint, std::string::npos) << text;
+  EXPECT_NE(gaps, std::string::npos) << text;
+  EXPECT_LT(hint, gaps) << text;
+}
+
 INSTANTIATE_TEST_SUITE_P(Matrix, InContainer, ::testing::ValuesIn(every_case()), case_name);
 INSTANTIATE_TEST_SUITE_P(Kubernetes, InContainer, ::testing::ValuesIn(kubernetes_cases()),
                          case_name);

@@ -14,6 +14,7 @@ std::optional<ProbeView> read_probe(const std::string &json) {
     if (object->has("chosen") && !object->isNull("chosen")) {
       view.chosen = object->getValue<std::string>("chosen");
     }
+    if (auto gaps = object->getArray("gaps")) view.chosen_gaps = gaps->size();
     auto backends = object->getArray("backends");
     if (!backends) return std::nullopt;
     for (size_t i = 0; i < backends->size(); ++i) {
@@ -21,6 +22,7 @@ std::optional<ProbeView> read_probe(const std::string &json) {
       if (backend->getValue<std::string>("name") != "namespaces") continue;
       view.namespaces_available = backend->getValue<bool>("available");
       view.namespaces_reason = backend->getValue<std::string>("reason");
+      view.namespaces_hint = backend->getValue<std::string>("hint");
     }
     return view;
   } catch (const Poco::Exception &) {

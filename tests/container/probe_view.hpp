@@ -11,6 +11,8 @@ struct ProbeView {
   std::string chosen;  // empty when no backend works
   bool namespaces_available = false;
   std::string namespaces_reason;  // why not, when it is not
+  std::string namespaces_hint;    // what would make it work
+  std::size_t chosen_gaps = 0;    // the chosen backend's gaps, as the top-level array has them
 };
 
 // nullopt when `json` is not probe's object.

@@ -54,8 +54,9 @@ TEST(ProbeCommand, NothingWorkingExitsNonZeroAndSaysWhy) {
 TEST(ProbeCommand, SaysWhereAProxiedLaunchLeadsAndThroughWhat) {
   const std::string backends = "[backends]\nenabled = [\"off\"]\npriority = []\n";
   auto probe = [](const TempFile &config, bool json) {
+    // Egress is among the details, which --verbose adds to the summary.
     std::vector<std::string> argv{SANDBOX_HOST_EXE, "probe", "--config", config.path().string()};
-    if (json) argv.insert(argv.begin() + 2, "--json");
+    argv.insert(argv.begin() + 2, json ? "--json" : "--verbose");
     return run_process(argv);
   };
   TempFile none(backends, "config.toml");
@@ -106,7 +107,7 @@ TEST(ProbeCommand, TextNamesEveryBackendAndTheChoice) {
                                       "priority = [\"beta\", \"alpha\"]\n"),
                   "config.toml");
   ProcessResult result =
-      run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()},
+      run_process({SANDBOX_HOST_EXE, "probe", "--verbose", "--config", config.path().string()},
                   test::with_env({"TEST_BACKEND_ALPHA=1", "TEST_BACKEND_BETA=0",
                                   "TEST_BACKEND_BETA_LANDLOCK_ABI=3"}));
   EXPECT_EQ(result.code, 0) << result.err;
@@ -116,7 +117,13 @@ TEST(ProbeCommand, TextNamesEveryBackendAndTheChoice) {
       << result.out;
   EXPECT_NE(result.out.find("hint: export TEST_BACKEND_BETA=1\n"), std::string::npos);
   EXPECT_NE(result.out.find("landlock ABI: 3\n"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("chosen: alpha\n"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.rfind("chosen: alpha\n", 0), 0u) << result.out;
+  // beta comes first in the priority: the summary says why it was passed over, and how not.
+  EXPECT_NE(result.out.find("\nwhy: first of backends.priority (beta, alpha) that works here; "
+                            "before it:\n  beta: TEST_BACKEND_BETA is not 1\n    hint: export "
+                            "TEST_BACKEND_BETA=1\n"),
+            std::string::npos)
+      << result.out;
 }
 
 TEST(ProbeCommand, AForcedBackendThatFailsIsAnError) {
@@ -124,7 +131,7 @@ TEST(ProbeCommand, AForcedBackendThatFailsIsAnError) {
                                       "priority = [\"alpha\", \"beta\"]\n"),
                   "config.toml");
   ProcessResult result =
-      run_process({SANDBOX_HOST_EXE, "probe", "--config", config.path().string()},
+      run_process({SANDBOX_HOST_EXE, "probe", "--verbose", "--config", config.path().string()},
                   test::with_env({"TEST_BACKEND_ALPHA=1", "CLAWPATROL_SANDBOX_BACKEND=beta"}));
   EXPECT_EQ(result.code, 1);
   EXPECT_NE(result.out.find("forced: CLAWPATROL_SANDBOX_BACKEND=beta\n"), std::string::npos);

@@ -82,6 +82,37 @@ TEST(NamespacesProbe, NamesMaxUserNamespacesZero) {
   EXPECT_EQ(namespaces->getValue<std::string>("hint"), "sysctl -w user.max_user_namespaces=15000");
 }
 
+// The kernel nests user namespaces 32 deep: probe run 32 levels below this test's own (each
+// level a real `unshare --user`) cannot make one more, and says that depth may be why.
+TEST(NamespacesProbe, NamesTheNestingDepthOfUserNamespaces) {
+  // One level per call, then probe --json at the bottom.
+  const std::string nest =
+      "n=$1; shift; if [ \"$n\" -le 0 ]; then exec \"$@\"; fi; "
+      "exec /usr/bin/unshare --user --map-root-user -- /bin/sh -c \"$NEST\" sh $((n-1)) \"$@\"";
+  std::vector<std::string> env = kEnv;
+  env.push_back("NEST=" + nest);
+  // This test may itself run in a user namespace already: count its levels from uid_map
+  // alone is not possible, so go down until one more is refused, at most 40.
+  ProcessResult result;
+  for (int depth = 32; depth <= 40; ++depth) {
+    result = run_process(
+        {"/bin/sh", "-c", nest, "sh", std::to_string(depth), SANDBOX_HOST_EXE, "probe", "--json"},
+        test::with_env(env));
+    if (result.code != 0 || result.out.find("\"chosen\":\"namespaces\"") == std::string::npos) {
+      break;
+    }
+  }
+  auto namespaces = namespaces_refused(result);
+  ASSERT_TRUE(namespaces) << result.out << result.err;
+  EXPECT_NE(namespaces->getValue<std::string>("reason").find(
+                "(this process's user namespace is nested as deep as the kernel allows"),
+            std::string::npos)
+      << namespaces->getValue<std::string>("reason");
+  EXPECT_NE(namespaces->getValue<std::string>("hint").find("shallower user namespace"),
+            std::string::npos)
+      << namespaces->getValue<std::string>("hint");
+}
+
 TEST(NamespacesProbe, NamesASeccompFilterThatRefusesUserNamespaces) {
   ProcessResult result =
       run_process({DENY_USERNS, SANDBOX_HOST_EXE, "probe", "--json"}, test::with_env(kEnv));

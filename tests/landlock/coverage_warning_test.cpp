@@ -1,7 +1,7 @@
-// Probe's warning for Landlock names, item by item, what the kernel's ABI leaves uncovered:
-// the gaps of every ABI (no namespaces), and each ABI-dependent gap exactly below the ABI
-// that closes it. The escape corpus (escape_test.cpp, WarningSaysTruly_*) checks that the
-// gaps named here really exist.
+// Probe's warning for Landlock names, gap by gap, what the kernel's ABI leaves uncovered: the
+// gaps of every ABI (no namespaces), and each ABI-dependent gap exactly below the ABI that
+// closes it, each with what closes it. The escape corpus (escape_test.cpp, view_test.cpp,
+// WarningSaysTruly_*) checks that the gaps named here really exist.
 #include "coverage_warning.hpp"
 
 #include <gtest/gtest.h>
@@ -14,87 +14,105 @@ namespace {
 
 // Present at every ABI: what only namespaces would cover.
 const std::vector<std::string> kAlwaysUncovered{
-    "no pid namespace: the host's processes share the plugin's pid space",
-    "pids can be probed",
-    "stat(2) tells the existence, size and times of files outside the grants",
-    "/tmp, /dev/shm and /proc are not granted at all, but for the plugin's own /proc/<pid>",
-    "connect(2) to the launching user's unix sockets by path",
-    "the host's name is visible",
-    "no network namespace: a plugin with network proxied is refused, never run with the host's "
-    "network",
+    "no pid namespace: a plugin can probe the host's pids (kill(pid, 0)), not read /proc",
+    "a plugin can stat(2) files outside its grants (existence, size, times)",
+    "a plugin gets no /tmp, /dev/shm or /proc (but its own /proc/<pid>, not its children's)",
+    "a plugin can connect(2) to the launching user's unix sockets by path",
+    "a plugin sees the host's name",
+    "no network namespace: network proxied is refused, never run with the host's network",
     // An agent policy's view, as grants by complement (view_grants.cpp).
-    "under an agent policy (sandbox-host run --policy), a directory holding a rule of less "
-    "access below it",
-    "cannot be listed and nothing in it can be created, removed or renamed",
-    "an entry made later, at the top level too, gets nothing",
-    "/proc and /dev are not granted beyond the system's devices",
-    "unix sockets are refused there: socket(2) of AF_UNIX fails, socketpair(2) works",
+    "run --policy: a directory above a narrower rule cannot be listed, nor changed in it",
+    "run --policy: an entry made after the start, at the top level too, gets nothing",
+    "run --policy: /proc and /dev hold only the system's devices and its own /proc/<pid>",
+    "run --policy: socket(2) of AF_UNIX fails (socketpair(2) works)",
 };
 
-// A gap, and the first ABI that closes it.
+// A gap, the first ABI that closes it, and the kernel that brought that ABI.
 struct AbiGap {
   std::string text;
   int closed_at;
+  std::string close;
 };
 const std::vector<AbiGap> kAbiGaps{
-    {"truncate(2) of any file the launching user may write is not restricted", 3},
-    {"a TCP socket the plugin did not create (one passed to it over a unix socket) can still "
-     "connect",
-     4},
-    {"ioctl(2) on device files is not restricted", 5},
-    {"signals to the launching user's processes and, with network none, abstract unix sockets "
-     "of the host are not scoped",
-     6},
-    {"denials are not written to the kernel's audit log", 7},
+    {"a plugin can truncate(2) any file its user may write", 3, "Linux 6.2+ (Landlock ABI 3)"},
+    {"with network none, a plugin can connect or bind a TCP socket passed to it", 4,
+     "Linux 6.7+ (Landlock ABI 4)"},
+    {"a plugin can ioctl(2) the device files it may open", 5, "Linux 6.10+ (Landlock ABI 5)"},
+    {"signals are not scoped: a plugin can signal the launching user's other processes", 6,
+     "Linux 6.12+ (Landlock ABI 6)"},
+    {"with network none, a plugin can connect to the host's abstract unix sockets", 6,
+     "Linux 6.12+ (Landlock ABI 6)"},
+    {"a plugin's denials are not written to the kernel's audit log", 7,
+     "Linux 6.15+ (Landlock ABI 7)"},
 };
 
-std::vector<std::string> items_of(const std::string &warning, int abi) {
-  const std::string prefix =
-      "degraded: Landlock ABI " + std::to_string(abi) + " without namespaces; not covered: ";
-  EXPECT_TRUE(warning.starts_with(prefix)) << warning;
-  std::vector<std::string> items;
-  std::string rest = warning.substr(std::min(prefix.size(), warning.size()));
-  for (size_t start = 0;;) {
-    const size_t end = rest.find("; ", start);
-    items.push_back(rest.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 2;
+const CoverageGap *gap_saying(const std::vector<CoverageGap> &gaps, const std::string &text) {
+  for (const CoverageGap &gap : gaps) {
+    if (gap.what.find(text) != std::string::npos) return &gap;
   }
-  return items;
+  return nullptr;
 }
 
 TEST(LandlockCoverageWarning, NamesEachGapBelowTheAbiThatClosesIt) {
   for (int abi = 1; abi <= 7; ++abi) {
-    const std::string warning = coverage_warning(abi);
+    const std::vector<CoverageGap> gaps = coverage_gaps(abi);
     for (const auto &text : kAlwaysUncovered) {
-      EXPECT_NE(warning.find(text), std::string::npos) << "ABI " << abi << ": " << text;
+      const CoverageGap *gap = gap_saying(gaps, text);
+      ASSERT_NE(gap, nullptr) << "ABI " << abi << ": " << text;
+      EXPECT_EQ(gap->close, "the namespaces backend") << text;
     }
     size_t open_gaps = 0;
-    for (const auto &gap : kAbiGaps) {
-      const bool named = warning.find(gap.text) != std::string::npos;
-      EXPECT_EQ(named, abi < gap.closed_at)
-          << "ABI " << abi << (named ? " names " : " does not name ") << gap.text;
-      if (abi < gap.closed_at) ++open_gaps;
+    for (const auto &abi_gap : kAbiGaps) {
+      const CoverageGap *gap = gap_saying(gaps, abi_gap.text);
+      EXPECT_EQ(gap != nullptr, abi < abi_gap.closed_at)
+          << "ABI " << abi << (gap ? " names " : " does not name ") << abi_gap.text;
+      if (gap != nullptr) {
+        EXPECT_EQ(gap->close, abi_gap.close) << abi_gap.text;
+      }
+      if (abi < abi_gap.closed_at) ++open_gaps;
     }
-    // Five items for the missing namespaces, one for an agent policy's view, one per gap
-    // left open, nothing else.
-    EXPECT_EQ(items_of(warning, abi).size(), 6 + open_gaps) << warning;
+    // The missing namespaces and an agent policy's view, one per gap left open, nothing else.
+    EXPECT_EQ(gaps.size(), kAlwaysUncovered.size() + open_gaps) << coverage_warning(abi);
+  }
+}
+
+// The one string says the same as the list, in the form probe reads the list back from.
+TEST(LandlockCoverageWarning, TheWarningIsTheGapsInTheirStructuredForm) {
+  for (int abi = 1; abi <= 9; ++abi) {
+    const std::string warning = coverage_warning(abi);
+    const std::string heading =
+        "degraded: Landlock ABI " + std::to_string(abi) + " without namespaces";
+    EXPECT_TRUE(warning.starts_with(heading + "; not covered: ")) << warning;
+    const Coverage parsed = parse_coverage(warning);
+    EXPECT_EQ(parsed.heading, heading);
+    EXPECT_EQ(parsed.gaps, coverage_gaps(abi)) << warning;
+    for (const CoverageGap &gap : coverage_gaps(abi)) {
+      EXPECT_NE(warning.find(gap.what + " (close: " + gap.close + ")"), std::string::npos)
+          << gap.what;
+    }
+  }
+}
+
+// Each gap reads as one line of `sandbox-host probe`, and holds nothing that would split it.
+TEST(LandlockCoverageWarning, EachGapIsOneShortLine) {
+  for (const CoverageGap &gap : coverage_gaps(1)) {
+    EXPECT_LE(gap.what.size(), 92u) << gap.what;
+    EXPECT_EQ(gap.what.find("; "), std::string::npos) << gap.what;
+    EXPECT_EQ(gap.what.find('\n'), std::string::npos) << gap.what;
+    EXPECT_EQ(gap.close.find("; "), std::string::npos) << gap.close;
   }
 }
 
 TEST(LandlockCoverageWarning, AtAbi7OnlyTheMissingNamespacesAndTheViewRemain) {
-  const std::vector<std::string> items = items_of(coverage_warning(7), 7);
-  ASSERT_EQ(items.size(), 6u);
-  EXPECT_TRUE(items[0].starts_with("no pid namespace")) << items[0];
-  EXPECT_TRUE(items[1].starts_with("no mount namespace")) << items[1];
-  EXPECT_TRUE(items[2].starts_with("connect(2) to the launching user's unix sockets")) << items[2];
-  EXPECT_TRUE(items[3].starts_with("no uts namespace")) << items[3];
-  EXPECT_TRUE(items[4].starts_with("no network namespace")) << items[4];
-  EXPECT_TRUE(items[5].starts_with("under an agent policy")) << items[5];
+  const std::vector<CoverageGap> gaps = coverage_gaps(7);
+  ASSERT_EQ(gaps.size(), kAlwaysUncovered.size());
+  for (const CoverageGap &gap : gaps) EXPECT_EQ(gap.close, "the namespaces backend") << gap.what;
+  EXPECT_TRUE(gaps[0].what.starts_with("no pid namespace")) << gaps[0].what;
+  EXPECT_TRUE(gaps[1].what.starts_with("no mount namespace")) << gaps[1].what;
 }
 
 TEST(LandlockCoverageWarning, AtAbi1EveryGapIsOpen) {
-  EXPECT_EQ(items_of(coverage_warning(1), 1).size(), 6 + kAbiGaps.size());
+  EXPECT_EQ(coverage_gaps(1).size(), kAlwaysUncovered.size() + kAbiGaps.size());
 }
 
 // A kernel newer than the backend knows is used at ABI 7: its warning names the ABI found
@@ -102,7 +120,7 @@ TEST(LandlockCoverageWarning, AtAbi1EveryGapIsOpen) {
 TEST(LandlockCoverageWarning, ANewerKernelHasAbi7sGaps) {
   const std::string newer = coverage_warning(9);
   EXPECT_TRUE(newer.starts_with("degraded: Landlock ABI 9 without namespaces")) << newer;
-  EXPECT_EQ(items_of(newer, 9), items_of(coverage_warning(7), 7));
+  EXPECT_EQ(coverage_gaps(9), coverage_gaps(7));
 }
 
 }  // namespace

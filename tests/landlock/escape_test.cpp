@@ -586,7 +586,8 @@ TEST_P(LandlockEscape, WarningSaysTruly_UnixSocketsOfTheUserAreReachableByPath) 
 }
 
 TEST_P(LandlockEscape, WarningSaysTruly_StatTellsTheSizeOfFilesOutsideTheGrants) {
-  ASSERT_TRUE(WarningNames("stat(2) tells the existence, size and times of files outside"));
+  ASSERT_TRUE(
+      WarningNames("a plugin can stat(2) files outside its grants (existence, size, times)"));
   std::unique_ptr<ScopedPath> secret_holder;
   const fs::path secret = make_secret(secret_holder);
   EXPECT_EQ(attempt({"stat", secret.string()}).verdict,
@@ -596,7 +597,7 @@ TEST_P(LandlockEscape, WarningSaysTruly_StatTellsTheSizeOfFilesOutsideTheGrants)
 }
 
 TEST_P(LandlockEscape, WarningSaysTruly_HostPidsCanBeProbedButProcIsNotGranted) {
-  ASSERT_TRUE(WarningNames("/proc is not granted, but pids can be probed"));
+  ASSERT_TRUE(WarningNames("a plugin can probe the host's pids (kill(pid, 0)), not read /proc"));
   auto host = host_process("unused");
   const std::string pid = std::to_string(host->pid());
   EXPECT_TRUE(Allowed(attempt({"see-pid", pid})));
@@ -615,7 +616,7 @@ TEST_P(LandlockEscape, WarningSaysTruly_HostPidsCanBeProbedButProcIsNotGranted) 
 }
 
 TEST_P(LandlockEscape, WarningSaysTruly_TheHostsNameIsVisible) {
-  ASSERT_TRUE(WarningNames("the host's name is visible"));
+  ASSERT_TRUE(WarningNames("a plugin sees the host's name"));
   char host_name[256] = {};
   ASSERT_EQ(::gethostname(host_name, sizeof host_name - 1), 0);
   EXPECT_EQ(attempt({"hostname"}).verdict, std::string("ALLOWED ") + host_name);

@@ -87,8 +87,8 @@ TEST_P(LandlockProxied, ProbeSaysProxiedIsRefused) {
   const ProcessResult probe = test::run_process(argv, test::with_env(host_env()));
   EXPECT_EQ(probe.code, 0) << probe.err;
   EXPECT_NE(probe.out.find("chosen: landlock"), std::string::npos) << probe.out;
-  EXPECT_NE(probe.out.find("no network namespace: a plugin with network proxied is refused, "
-                           "never run with the host's network"),
+  EXPECT_NE(probe.out.find("  - no network namespace: network proxied is refused, never run "
+                           "with the host's network\n"),
             std::string::npos)
       << probe.out;
 }

@@ -356,8 +356,8 @@ TEST_P(LandlockView, TheCommandStartsWhereItWasLaunchedUnlessTheViewHidesIt) {
 
 TEST_P(LandlockView, WarningSaysTruly_TheWayToALowerRuleCannotBeListedOrChanged) {
   ASSERT_TRUE(
-      WarningNames("cannot be listed and nothing in it can be created, removed or "
-                   "renamed"));
+      WarningNames("run --policy: a directory above a narrower rule cannot be listed, nor "
+                   "changed in it"));
   EXPECT_TRUE(Refused(sh("ls " + proj().string())));
   EXPECT_TRUE(Refused(sh("touch " + (proj() / "new-at-top").string())));
   EXPECT_TRUE(Refused(sh("rm " + (proj() / "README").string())));
@@ -368,7 +368,7 @@ TEST_P(LandlockView, WarningSaysTruly_TheWayToALowerRuleCannotBeListedOrChanged)
 }
 
 TEST_P(LandlockView, WarningSaysTruly_AnEntryMadeAfterTheStartGetsNothing) {
-  ASSERT_TRUE(WarningNames("an entry made later, at the top level too, gets nothing"));
+  ASSERT_TRUE(WarningNames("an entry made after the start, at the top level too, gets nothing"));
   // The command waits (boundedly) for an entry of the tree's root that the test makes once
   // the command runs: stat(2) sees it, reading it is refused.
   const fs::path later = root_ / "later";

@@ -1,16 +1,24 @@
 #include "commands.hpp"
+#include "line_wrap.hpp"
 
 #include <sandbox_host/host/egress.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/landlock_audit.hpp>
 #include <sandbox_host/host/limits/limit_report.hpp>
 #include <sandbox_host/host/op_report.hpp>
 
+#include <sandbox_host/coverage_gaps.hpp>
+
+#include <boost/algorithm/string/join.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 namespace sandbox_host::cli {
 namespace {
@@ -18,6 +26,7 @@ namespace {
 struct ProbeOptions {
   std::optional<std::string> config;
   bool json = false;
+  bool verbose = false;
 };
 
 // An enabled op as probe shows it: its module, or why it did not load, and what it reports.
@@ -66,6 +75,153 @@ std::optional<EgressLine> egress_line(const Host &host) {
   return line;
 }
 
+// Why probe chose what it chose, in a few words: forced, or the first of the priority that
+// works, with the reason and hint of each one before it that does not (what would give more).
+struct Choice {
+  std::string why;
+  std::vector<const BackendStatus *> passed_over;
+};
+
+Choice choice_of(const Host &host, const std::vector<BackendStatus> &statuses,
+                 const std::optional<Availability> &chosen, const char *forced) {
+  Choice choice;
+  const auto &priority = host.config().backend_priority;
+  if (forced != nullptr && *forced != '\0') {
+    choice.why = std::string("forced: ") + std::string(kEnvBackend) + "=" + forced +
+                 " (a forced backend never falls through)";
+    return choice;
+  }
+  if (!chosen) return choice;
+  for (const auto &name : priority) {
+    if (name == chosen->mode) break;
+    for (const auto &s : statuses) {
+      if (s.name == name && !s.available) choice.passed_over.push_back(&s);
+    }
+  }
+  const std::string order = "backends.priority (" + boost::algorithm::join(priority, ", ") + ")";
+  choice.why = choice.passed_over.empty() ? "first of " + order + " that works here"
+                                          : "first of " + order + " that works here; before it:";
+  return choice;
+}
+
+// A backend's gaps, one per line: what each lets a plugin do, and what closes it. A close
+// shared by a run of three or more gaps is said once, under them, rather than on each line.
+void print_gaps(const Coverage &coverage, const std::string &indent) {
+  const auto &gaps = coverage.gaps;
+  for (std::size_t i = 0; i < gaps.size();) {
+    std::size_t end = i + 1;
+    while (end < gaps.size() && gaps[end].close == gaps[i].close) ++end;
+    if (end - i >= 3 && !gaps[i].close.empty()) {
+      for (std::size_t k = i; k < end; ++k) {
+        std::cout << wrapped(gaps[k].what, indent + "- ", indent + "    ");
+      }
+      std::cout << wrapped(
+          gaps[i].close,
+          indent + "  close (the " + std::to_string(end - i) + " above): ", indent + "    ");
+    } else {
+      for (std::size_t k = i; k < end; ++k) {
+        // The close on the gap's own line where both fit, else on the line below it.
+        const std::string line = indent + "- " + gaps[k].what +
+                                 (gaps[k].close.empty() ? "" : " — close: " + gaps[k].close);
+        if (line.size() <= kTextWidth) {
+          std::cout << line << "\n";
+        } else {
+          std::cout << wrapped(gaps[k].what, indent + "- ", indent + "    ");
+          if (!gaps[k].close.empty()) {
+            std::cout << wrapped(gaps[k].close, indent + "    close: ", indent + "      ");
+          }
+        }
+      }
+    }
+    i = end;
+  }
+}
+
+// One line per backend: its state, and why not or what it leaves out, in a few words.
+void print_backend_rows(const std::vector<BackendStatus> &statuses,
+                        const std::vector<const BackendStatus *> &said_above) {
+  for (const auto &s : statuses) {
+    std::ostringstream head;
+    head << "  " << std::left << std::setw(11) << s.name << std::setw(12)
+         << (s.available ? "available" : "unavailable");
+    std::string note;
+    if (s.name == kModeOff && s.available) {
+      note = "explicit only: runs unsandboxed, never chosen by probe";
+    } else if (std::find(said_above.begin(), said_above.end(), &s) != said_above.end()) {
+      note = "(why: above)";
+    } else if (!s.available) {
+      note = s.reason;
+    } else if (const Coverage coverage = parse_coverage(s.warning); !coverage.gaps.empty()) {
+      note = (coverage.heading.empty() ? std::string("degraded") : coverage.heading) + ": " +
+             std::to_string(coverage.gaps.size()) + (coverage.gaps.size() == 1 ? " gap" : " gaps") +
+             " (--verbose lists them)";
+    }
+    if (note.empty()) {
+      std::string line = head.str();
+      std::cout << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
+    } else {
+      std::cout << wrapped(note, head.str(), std::string(25, ' '));
+    }
+  }
+}
+
+void print_summary(const Host &host, const std::vector<BackendStatus> &statuses,
+                   const std::optional<Availability> &chosen, const std::string &error,
+                   const char *forced, const std::vector<LimitRow> &chosen_limits) {
+  const Choice choice = choice_of(host, statuses, chosen, forced);
+  if (!chosen) {
+    std::cout << wrapped(error, "chosen: none: ", "  ");
+    if (!choice.why.empty()) std::cout << wrapped(choice.why, "why: ", "  ");
+  } else {
+    std::cout << "chosen: " << chosen->mode << "\n";
+    std::cout << wrapped(choice.why, "why: ", "  ");
+    for (const BackendStatus *s : choice.passed_over) {
+      std::cout << wrapped(s->reason, "  " + s->name + ": ", "    ");
+      if (!s->hint.empty()) std::cout << wrapped(s->hint, "    hint: ", "      ");
+    }
+    const Coverage coverage = parse_coverage(chosen->warning);
+    if (coverage.gaps.empty()) {
+      std::cout << "not covered: nothing its probe names (docs/security-model.md has what no "
+                   "backend covers)\n";
+    } else {
+      std::cout << wrapped(coverage.heading.empty() ? std::string("not covered:")
+                                                    : "not covered (" + coverage.heading + "):",
+                           "", "  ");
+      print_gaps(coverage, "  ");
+    }
+    std::vector<std::string> not_held;
+    for (const LimitRow &row : chosen_limits) {
+      // A bound the config leaves off ("unlimited") is no bound the backend fails to hold.
+      if (!row.enforced && row.value != "unlimited") not_held.push_back(row.limit);
+    }
+    if (!not_held.empty()) {
+      std::cout << wrapped(boost::algorithm::join(not_held, ", ") + " (--verbose says why)",
+                           "limits not held: ", "  ");
+    }
+  }
+  std::cout << "backends:\n";
+  print_backend_rows(statuses, choice.passed_over);
+  std::cout << "config: "
+            << (host.config().source.empty() ? "built-in defaults" : host.config().source) << "\n";
+}
+
+// The limits of one backend, a row per bound; a reason the row above gave is not repeated.
+void print_limit_rows(const std::vector<LimitRow> &rows) {
+  std::string previous;
+  for (const LimitRow &row : rows) {
+    std::string how;
+    for (const auto &h : row.how) how += (how.empty() ? "" : "; ") + h;
+    const std::string said = std::string(row.enforced ? "held: " : "NOT held: ") + how;
+    std::ostringstream head;
+    // Wide enough for the longest name, scratch_files, and for "unlimited".
+    head << "    " << std::left << std::setw(14) << row.limit << std::setw(11) << row.value;
+    std::cout << wrapped(
+        said == previous ? std::string(row.enforced ? "held: " : "NOT held: ") + "as above" : said,
+        head.str(), std::string(31, ' '));
+    previous = said;
+  }
+}
+
 int run_probe(const ProbeOptions &options) {
   Host host(load_config_or_defaults(options.config));
   const auto statuses = host.probe_all();
@@ -77,12 +233,20 @@ int run_probe(const ProbeOptions &options) {
     error = e.what();
   }
   const int landlock_abi = reported_landlock_abi(statuses);
+  const LandlockAudit audit = landlock_audit(landlock_abi);
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
   const auto ops = op_lines(host);
   const auto egress = egress_line(host);
   const CgroupPlacement &cgroups = host.cgroup_placement();
   const LaunchLimits &limits = host.config().limits;
   const auto rows_of = [&](const BackendStatus &s) { return limit_rows(s, limits, cgroups); };
+  const auto gaps_json = [](const std::string &warning) {
+    boost::json::array gaps;
+    for (const CoverageGap &gap : parse_coverage(warning).gaps) {
+      gaps.push_back(boost::json::object{{"what", gap.what}, {"close", gap.close}});
+    }
+    return gaps;
+  };
 
   if (options.json) {
     boost::json::object out;
@@ -97,12 +261,16 @@ int run_probe(const ProbeOptions &options) {
                                              {"reason", s.reason},
                                              {"hint", s.hint},
                                              {"warning", s.warning},
+                                             {"gaps", gaps_json(s.warning)},
                                              {"landlock_abi", s.landlock_abi},
                                              {"file", s.file},
                                              {"version", s.version}});
     }
     out["backends"] = std::move(backends);
     out["landlock_abi"] = landlock_abi;
+    out["landlock_audit"] = boost::json::object{{"denials_logged", audit.denials_logged},
+                                                {"readable", audit.readable},
+                                                {"summary", audit.summary}};
     boost::json::array ops_out;
     for (const OpLine &op : ops) {
       boost::json::object entry{{"name", op.name}, {"loaded", op.module != nullptr}};
@@ -161,94 +329,107 @@ int run_probe(const ProbeOptions &options) {
     }
     limits_out["backends"] = std::move(per_backend);
     out["limits"] = std::move(limits_out);
+    const Choice choice = choice_of(host, statuses, chosen, forced);
     if (chosen) {
       out["chosen"] = chosen->mode;
       out["warning"] = chosen->warning;
+      out["gaps"] = gaps_json(chosen->warning);
+      boost::json::array passed_over;
+      for (const BackendStatus *s : choice.passed_over)
+        passed_over.push_back(boost::json::string(s->name));
+      out["why"] =
+          boost::json::object{{"text", choice.why}, {"passed_over", std::move(passed_over)}};
     } else {
       out["chosen"] = nullptr;
       out["error"] = error;
+      out["gaps"] = boost::json::array{};
     }
     std::cout << boost::json::serialize(out) << "\n";
-  } else {
-    std::cout << "config: "
-              << (host.config().source.empty() ? "built-in defaults" : host.config().source)
+    return chosen ? 0 : 1;
+  }
+
+  std::vector<LimitRow> chosen_limits;
+  for (const auto &s : statuses) {
+    if (chosen && s.name == chosen->mode && s.available) chosen_limits = rows_of(s);
+  }
+  print_summary(host, statuses, chosen, error, forced, chosen_limits);
+  if (!options.verbose) {
+    std::cout << "more: sandbox-host probe --verbose (each backend's hints and gaps, the limits, "
+                 "ops, egress)\n";
+    return chosen ? 0 : 1;
+  }
+
+  std::cout << "\ndetails:\n";
+  if (forced != nullptr && *forced != '\0') {
+    std::cout << "forced: " << kEnvBackend << "=" << forced << "\n";
+  }
+  std::cout << "backends:\n";
+  for (const auto &s : statuses) {
+    std::ostringstream head;
+    head << "  " << std::left << std::setw(11) << s.name;
+    std::string note;
+    if (s.name == kModeOff && s.available) {
+      note = "explicit only: runs unsandboxed, never chosen by probe";
+    } else if (!s.available) {
+      note = s.reason;
+    }
+    if (note.empty()) {
+      std::cout << head.str() << (s.available ? "available" : "unavailable") << "\n";
+    } else {
+      head << std::setw(12) << (s.available ? "available" : "unavailable");
+      std::cout << wrapped(note, head.str(), std::string(25, ' '));
+    }
+    // An available backend's hint says what would give it more (a degraded one's).
+    if (!s.hint.empty())
+      std::cout << wrapped(s.hint, std::string(25, ' ') + "hint: ", std::string(31, ' '));
+    const Coverage coverage = parse_coverage(s.warning);
+    if (!coverage.gaps.empty()) {
+      std::cout << wrapped((coverage.heading.empty() ? std::string("not covered")
+                                                     : coverage.heading + "; not covered") +
+                               ":",
+                           "    ", "      ");
+      print_gaps(coverage, "    ");
+    }
+  }
+  std::cout << "landlock ABI: " << landlock_abi << "\n";
+  std::cout << wrapped(audit.summary, "landlock audit: ", "  ");
+  if (!ops.empty()) std::cout << "ops:\n";
+  for (const OpLine &op : ops) {
+    std::cout << "  " << op.name << ": "
+              << (op.module ? "loaded (" + op.module->version() + ")" : "not loaded: " + op.failure)
               << "\n";
-    if (forced != nullptr && *forced != '\0') {
-      std::cout << "forced: " << kEnvBackend << "=" << forced << "\n";
+    for (const auto &[key, value] : op.report.facts) {
+      std::cout << "    " << key << ": " << value << "\n";
     }
-    std::cout << "backends:\n";
-    for (const auto &s : statuses) {
-      std::string note;
-      if (s.name == kModeOff && s.available) {
-        note = "explicit only: runs unsandboxed, never chosen by probe";
-      } else if (!s.available) {
-        note = s.reason;
+    if (!op.report.error.empty()) std::cout << "    report failed: " << op.report.error << "\n";
+  }
+  if (!egress) {
+    std::cout << "egress: none (no [egress] table: network proxied is refused)\n";
+  } else {
+    std::cout << "egress: " << egress->implementation
+              << (egress->module ? " (module " + egress->module->version() + ", " +
+                                       egress->module->file().string() + ")"
+                  : host.config().egress->builtin() ? " (built in)"
+                                                    : "")
+              << "\n";
+    if (egress->route) {
+      std::cout << "  a proxied sandbox's 127.0.0.1:" << egress->route->port << " leads to "
+                << egress->route->socket << "\n";
+      if (!egress->route->directory.empty()) {
+        std::cout << "  egress directory: " << egress->route->directory << "\n";
       }
-      std::cout << "  " << std::left << std::setw(11) << s.name;
-      if (note.empty()) {
-        std::cout << (s.available ? "available" : "unavailable") << "\n";
-      } else {
-        std::cout << std::setw(12) << (s.available ? "available" : "unavailable") << note << "\n";
-      }
-      // An available backend's hint says what would give it more (a degraded one's).
-      if (!s.hint.empty())
-        std::cout << std::setw(25) << ""
-                  << "hint: " << s.hint << "\n";
-      if (!s.warning.empty())
-        std::cout << std::setw(25) << ""
-                  << "warning: " << s.warning << "\n";
-    }
-    std::cout << "landlock ABI: " << landlock_abi << "\n";
-    if (chosen) {
-      std::cout << "chosen: " << chosen->mode << "\n";
-      if (!chosen->warning.empty()) std::cout << "warning: " << chosen->warning << "\n";
     } else {
-      std::cout << "chosen: none: " << error << "\n";
+      std::cout << "  unusable: " << egress->error << "\n";
     }
-    if (!ops.empty()) std::cout << "ops:\n";
-    for (const OpLine &op : ops) {
-      std::cout << "  " << op.name << ": "
-                << (op.module ? "loaded (" + op.module->version() + ")"
-                              : "not loaded: " + op.failure)
-                << "\n";
-      for (const auto &[key, value] : op.report.facts) {
-        std::cout << "    " << key << ": " << value << "\n";
-      }
-      if (!op.report.error.empty()) std::cout << "    report failed: " << op.report.error << "\n";
-    }
-    if (!egress) {
-      std::cout << "egress: none (no [egress] table: network proxied is refused)\n";
-    } else {
-      std::cout << "egress: " << egress->implementation
-                << (egress->module ? " (module " + egress->module->version() + ", " +
-                                         egress->module->file().string() + ")"
-                    : host.config().egress->builtin() ? " (built in)"
-                                                      : "")
-                << "\n";
-      if (egress->route) {
-        std::cout << "  a proxied sandbox's 127.0.0.1:" << egress->route->port << " leads to "
-                  << egress->route->socket << "\n";
-        if (!egress->route->directory.empty()) {
-          std::cout << "  egress directory: " << egress->route->directory << "\n";
-        }
-      } else {
-        std::cout << "  unusable: " << egress->error << "\n";
-      }
-    }
-    std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
-              << "  cgroup: " << cgroups.description() << "\n";
-    if (!cgroups.hint().empty()) std::cout << "          hint: " << cgroups.hint() << "\n";
-    for (const auto &s : statuses) {
-      if (!s.available) continue;
-      std::cout << "  " << s.name << ":\n";
-      for (const LimitRow &row : rows_of(s)) {
-        std::string how;
-        for (const auto &h : row.how) how += (how.empty() ? "" : "; ") + h;
-        // Wide enough for the longest name, scratch_files, and for "unlimited".
-        std::cout << "    " << std::left << std::setw(14) << row.limit << std::setw(11) << row.value
-                  << (row.enforced ? "held: " : "NOT held: ") << how << "\n";
-      }
-    }
+  }
+  std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
+            << wrapped(cgroups.description(), "  cgroup: ", "          ");
+  if (!cgroups.hint().empty())
+    std::cout << wrapped(cgroups.hint(), "          hint: ", "                ");
+  for (const auto &s : statuses) {
+    if (!s.available) continue;
+    std::cout << "  " << s.name << ":\n";
+    print_limit_rows(rows_of(s));
   }
   return chosen ? 0 : 1;
 }
@@ -262,6 +443,9 @@ Command add_probe_command(CLI::App &app) {
                   "Config file (default: " + std::string(kDefaultConfigPath) +
                       " if present, else built-in defaults)");
   sub->add_flag("--json", options->json, "Print JSON instead of text");
+  sub->add_flag("--verbose,-v", options->verbose,
+                "After the summary, every backend's reasons, hints and gaps, the Landlock "
+                "audit, ops, egress and the limits table");
   return {sub, [options] { return run_probe(*options); }};
 }
 
