@@ -263,7 +263,9 @@ TEST(Spawn, OnlyStdioAndExplicitlyPassedDescriptorsReachThePlugin) {
 }
 
 TEST(Spawn, AMissingProgramIsANamedError) {
-  LaunchCommand command{"/nonexistent/plugin", {}, {"PATH=/usr/bin"}, nullptr, std::nullopt};
+  LaunchCommand command;
+  command.program = "/nonexistent/plugin";
+  command.env = {"PATH=/usr/bin"};
   try {
     spawn(command);
     FAIL() << "spawned a missing program";

@@ -204,6 +204,7 @@ int run_plugin(const RunOptions &options) {
   }();
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (child.death()) write_text(STDERR_FILENO, child.death()->line() + "\n");
   return status.shell_status();
 }
 

@@ -340,6 +340,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       handed_over(true);
       sandbox->child.take_status_channel(std::move(sandbox->channel));
       sandbox->child.watch(host_.watch_order(spec));
+      sandbox->child.explain_death(host_.death_order(spec, mode_));
       return std::move(sandbox->child);
     }
   }

@@ -1,6 +1,7 @@
 // A backend module seen through its C function table.
 #pragma once
 
+#include <sandbox_host/host/limits/death_report.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
 #include <sandbox_host/host/module.hpp>
 #include <sandbox_host/spec.hpp>
@@ -28,6 +29,9 @@ struct LaunchCommand {
   // What the host's watch holds the launch to while it runs (limits/launch_warden.hpp):
   // spawn() starts it. A caller that spawns the command itself goes without.
   std::optional<WatchOrder> watch;
+  // What the launch's end is read against (limits/death_report.hpp): the Child records the
+  // bound that killed the plugin, if one did.
+  std::optional<DeathOrder> death;
 };
 
 struct BackendCommand {

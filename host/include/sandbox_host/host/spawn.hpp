@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace sandbox_host {
@@ -36,6 +37,12 @@ class Child {
   // Holds the launch to order's bounds from now until it is reaped (limits/launch_warden.hpp);
   // spawn() does it for a command's own order, a prepared sandbox's launch when it is sent.
   void watch(WatchOrder order);
+
+  // Reads the launch's end against order once wait() knows it (limits/death_report.hpp);
+  // spawn() does it for a command's own order, a prepared sandbox's launch when it is sent.
+  void explain_death(DeathOrder order);
+  // After wait(): the bound that killed the plugin, if one did (its record is written).
+  const std::optional<Death> &death() const noexcept;
 
   // The launch's cgroup (LaunchCommand::cgroup), or nullptr.
   PluginCgroup *cgroup() const noexcept;
