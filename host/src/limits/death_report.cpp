@@ -39,16 +39,20 @@ std::uint64_t nproc_margin(std::uint64_t limit) {
   return std::max<std::uint64_t>(32, limit / 16);
 }
 
-// The signal that ended the plugin: its own, or one the sandbox reported as 128 + the signal
-// (the namespaces backend's init exits so when the plugin was killed).
-int ending_signal(const DeathEvidence &evidence) {
+// The signal that ended the plugin: its own, or under namespaces one the sandbox reported as
+// 128 + the signal (its init exits so, and a prepared sandbox reports so, when the plugin was
+// killed). Under Landlock the plugin is the launch's own process, whose status is its own: a
+// plugin that exits 153 there was not killed.
+int ending_signal(const std::string &backend, const DeathEvidence &evidence) {
   if (evidence.signal != 0) return evidence.signal;
-  if (evidence.code > 128 && evidence.code < 128 + 65) return evidence.code - 128;
+  const bool reported_as_code = backend == "namespaces";
+  if (reported_as_code && evidence.code > 128 && evidence.code < 128 + 65) {
+    return evidence.code - 128;
+  }
   return 0;
 }
 
-std::string status_words(const DeathEvidence &evidence) {
-  const int signal = ending_signal(evidence);
+std::string status_words(int signal, const DeathEvidence &evidence) {
   const int shown = evidence.signal != 0 ? 128 + evidence.signal : evidence.code;
   if (signal == 0) return "exit status " + std::to_string(shown);
   const char *abbrev = ::sigabbrev_np(signal);
@@ -79,8 +83,8 @@ bool needs_task_count(const DeathOrder &order, const DeathEvidence &evidence) {
 
 std::vector<Death> explain_death(const DeathOrder &order, const DeathEvidence &evidence) {
   std::vector<Death> deaths;
-  const int signal = ending_signal(evidence);
-  const std::string status = status_words(evidence);
+  const int signal = ending_signal(order.backend, evidence);
+  const std::string status = status_words(signal, evidence);
 
   // The cgroup's counters are the kernel's own word: each one is recorded, whatever the
   // exit. The OOM killer's SIGKILL, or a fork refused by pids.max, explains an abnormal end.
