@@ -362,6 +362,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     command.env = std::move(launch.env);
   }
   command.watch = watch_order(spec);
+  command.death = death_order(spec, mode);
   return command;
 }
 
@@ -396,6 +397,13 @@ WatchOrder Host::watch_order(const Spec &spec) const {
       spec.plugin_name, {spec.socket_dir}, config_.limits_for(spec.plugin_name).watch, audit_};
   if (spec.tmp_dir != spec.socket_dir) order.dirs.push_back(spec.tmp_dir);
   return order;
+}
+
+DeathOrder Host::death_order(const Spec &spec, const std::string &mode) const {
+  const std::string name = spec.plugin_name.empty()
+                               ? std::filesystem::path(spec.binary_path).filename().string()
+                               : spec.plugin_name;
+  return {name, mode, config_.limits_for(spec.plugin_name), audit_};
 }
 
 void Host::bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const {

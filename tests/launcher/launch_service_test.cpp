@@ -121,6 +121,30 @@ TEST_P(LaunchServiceTest, RunViaTheVariableIsTheSameClient) {
   EXPECT_NE(service.audit().find("the caller's variables FOO"), std::string::npos);
 }
 
+// A plugin a bound killed: the service records why (death_report.hpp) and its reply carries
+// the line, which the client prints; a plugin that aborts on its own gets neither.
+TEST_P(LaunchServiceTest, ADeathByABoundIsRecordedAndTheClientSaysSo) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "int 0x80 is x86_64's way to a foreign ABI";
+#endif
+  Service service(GetParam());
+  const std::string plugin = service.install().add_binary(DEATH_PLUGIN);
+  const ProcessResult killed = test::run_process(service.launch({"--", plugin, "int80"}));
+  EXPECT_EQ(killed.code, 128 + SIGSYS) << killed.err;
+  EXPECT_NE(killed.err.find("sandbox-host: plugin death_plugin died: killed by the seccomp "
+                            "filter, SIGSYS (exit status 159)"),
+            std::string::npos)
+      << killed.err;
+  const ProcessResult aborted = test::run_process(service.launch({"--", plugin, "abort"}));
+  EXPECT_EQ(aborted.code, 128 + SIGABRT) << aborted.err;
+  EXPECT_EQ(aborted.err.find(" died: "), std::string::npos) << aborted.err;
+  service.stop();
+  const std::string audit = service.audit();
+  const std::string rule = "\"rule\":\"seccomp-kill\"";
+  EXPECT_NE(audit.find(rule), std::string::npos) << audit;
+  EXPECT_EQ(audit.find(rule), audit.rfind(rule)) << audit;
+}
+
 TEST_P(LaunchServiceTest, StatusesAreRunsOwn) {
   Service service(GetParam());
   const std::string plugin = service.install().report_plugin();

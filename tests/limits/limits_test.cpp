@@ -336,6 +336,9 @@ TEST_P(LimitsTest, AMemoryHogIsKilledAtTheBoundWithOneRecordAndTheNextPluginAnsw
         "OOM killer stopped 1 process";
     EXPECT_NE(hog.err.find(record), std::string::npos) << hog.err;
     EXPECT_EQ(hog.err.find(record), hog.err.rfind(record)) << hog.err;
+    // The OOM killer's SIGKILL is the plugin's own end: run says so in one line too.
+    // The audit's text on stderr is run's one line about the death: no second one.
+    EXPECT_EQ(hog.err.find(" died: "), std::string::npos) << hog.err;
   }
   configure(root() ? "[limits]\nmemory = \"512M\"\n"
                    : "[limits]\ncgroup = \"" + delegated_->path() + "\"\nmemory = \"512M\"\n");
@@ -592,6 +595,26 @@ std::size_t occurrences(const std::string &text, const std::string &part) {
   return count;
 }
 
+TEST_P(LimitsTest, AThreadPidsMaxRefusedEndsThePluginWithOneRecordAndALine) {
+  if (!root()) {
+    GTEST_SKIP() << "as nobody RLIMIT_NPROC bounds the same tasks and may refuse first; "
+                    "death_report_test.cpp tells that death";
+  }
+  // JSON records on stderr: run's line about the death comes beside them.
+  if (!configure_with_cgroup("processes = 40\n\n[audit]\nformat = \"json\"\n")) {
+    GTEST_SKIP() << skip_;
+  }
+  // Threads until one is refused, then abort(), as node does.
+  const ProcessResult ended = run_process(argv({DEATH_PLUGIN, "threads"}), options());
+  EXPECT_EQ(ended.code, 128 + SIGABRT) << ended.err;
+  EXPECT_EQ(occurrences(ended.err, "\"rule\":\"pids-limit\""), 1u) << ended.err;
+  EXPECT_EQ(occurrences(ended.err, "\n"), 3u) << ended.err;  // the plugin's, the record, the line
+  EXPECT_NE(ended.err.find("sandbox-host: plugin death_plugin died: pids.max 43 reached ([limits] "
+                           "processes 40 and 3 of the sandbox's own)"),
+            std::string::npos)
+      << ended.err;
+}
+
 TEST_P(LimitsTest, ASocketDirOrTmpDirFillIsStoppedNearItsBoundWithOneRecord) {
   configure("[limits]\nscratch_size = \"32M\"\n");
   for (const bool prepared : {false, true}) {
@@ -654,7 +677,8 @@ TEST_P(LimitsTest, HiddenWritesCountAgainstTheScratchBound) {
       bash("exec 3> " + (dir_ / "tmp/gone").string() + "; rm " + (dir_ / "tmp/gone").string() +
            "; head -c 6000M /dev/zero >&3; echo wrote");
   EXPECT_EQ(unlinked.code, 128 + SIGKILL) << unlinked.out << unlinked.err;
-  EXPECT_NE(unlinked.err.find("of it in files with no name left, held open or mapped"), std::string::npos)
+  EXPECT_NE(unlinked.err.find("of it in files with no name left, held open or mapped"),
+            std::string::npos)
       << unlinked.err;
   const ProcessResult mapped = run_process(argv({"/usr/bin/python3", "-c",
                                                  "import mmap, os, time\n"

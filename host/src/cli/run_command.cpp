@@ -204,6 +204,12 @@ int run_plugin(const RunOptions &options) {
   }();
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  // Where the audit writes text to this stderr, the death's record is that line already.
+  const bool audit_said_it =
+      host.config().audit_path == "stderr" && host.config().audit_format == AuditFormat::text;
+  if (child.death() && !audit_said_it) {
+    write_text(STDERR_FILENO, child.death()->line() + "\n");
+  }
   return status.shell_status();
 }
 

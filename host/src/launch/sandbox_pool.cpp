@@ -344,6 +344,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       sandbox->child.name_plugin(spec.plugin_name.empty()
                                      ? std::filesystem::path(spec.binary_path).filename().string()
                                      : spec.plugin_name);
+      sandbox->child.explain_death(host_.death_order(spec, mode_));
       return std::move(sandbox->child);
     }
   }

@@ -244,6 +244,7 @@ int launch_via(const std::string &program, const std::string &socket,
         return kHostFailure;
       }
       if (reply.kind == LaunchReply::Kind::exited) {
+        if (!reply.death.empty()) write_text(STDERR_FILENO, reply.death + "\n");
         return reply.signal != 0 ? 128 + reply.signal : reply.code;
       }
     }

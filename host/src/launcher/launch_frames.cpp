@@ -171,6 +171,7 @@ std::string encode_reply(const LaunchReply &reply) {
       break;
     case LaunchReply::Kind::exited:
       object["exited"] = json::object{{"code", reply.code}, {"signal", reply.signal}};
+      if (!reply.death.empty()) object["exited"].as_object()["death"] = reply.death;
       break;
     case LaunchReply::Kind::refused:
       object["refused"] = reply.reason;
@@ -191,6 +192,10 @@ LaunchReply decode_reply(std::string_view text) {
     const json::object &status = object_of(*exited);
     reply.code = static_cast<int>(integer(status, "code"));
     reply.signal = static_cast<int>(integer(status, "signal"));
+    if (const json::value *death = status.if_contains("death")) {
+      if (!death->is_string()) throw FrameError("field \"death\" is not a string");
+      reply.death = std::string(death->get_string());
+    }
   } else if (const json::value *refused = object.if_contains("refused")) {
     if (!refused->is_string()) throw FrameError("field \"refused\" is not a string");
     reply.kind = LaunchReply::Kind::refused;

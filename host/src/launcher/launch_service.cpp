@@ -452,7 +452,7 @@ void LaunchService::handle(int connection) {
                         "", false});
 
   try {
-    send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, ""}));
+    send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, "", ""}));
   } catch (const std::exception &) {
     // The client is gone already: below, its connection reads as closed.
   }
@@ -478,7 +478,8 @@ void LaunchService::handle(int connection) {
       const ExitStatus status = child->wait();
       try {
         send_frame(connection,
-                   encode_reply({LaunchReply::Kind::exited, 0, status.code, status.signal, ""}));
+                   encode_reply({LaunchReply::Kind::exited, 0, status.code, status.signal, "",
+                                 child->death() ? child->death()->line() : ""}));
       } catch (const std::exception &) {
         // Nobody waits for the status any more.
       }

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -79,6 +80,8 @@ struct LaunchWatch::Watched {
   // Held while the warden acts on the launch; ~LaunchWatch takes it to set ended.
   std::mutex mutex;
   bool ended = false;
+  // The record of the warden's stop, for the launch's death report (LaunchWatch::stop_record).
+  std::optional<AuditRecord> stop_record;
 
   const WatchOrder order;
   const pid_t pid;
@@ -367,7 +370,8 @@ class Warden {
     ::syscall(SYS_pidfd_send_signal, w.pidfd.get(), SIGKILL, nullptr, 0);
     w.stopped = true;
     forget(w);
-    w.order.audit->record({"limits", w.order.plugin, rule, attempted + left, hint, true});
+    w.stop_record = AuditRecord{"limits", w.order.plugin, rule, attempted + left, hint, true};
+    w.order.audit->record(*w.stop_record);
   }
 
   std::mutex mutex_;
@@ -397,6 +401,11 @@ LaunchWatch::~LaunchWatch() {
   Warden::instance().remove(watched_.get());
   std::lock_guard lock(watched_->mutex);  // waits for what the warden is doing to it
   watched_->ended = true;
+}
+
+std::optional<AuditRecord> LaunchWatch::stop_record() const {
+  std::lock_guard lock(watched_->mutex);  // a stop under way is written by the time it is free
+  return watched_->stop_record;
 }
 
 std::unique_ptr<LaunchWatch> watch_launch(WatchOrder order, pid_t pid, PluginCgroup *cgroup) {

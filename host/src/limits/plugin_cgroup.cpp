@@ -233,7 +233,7 @@ PluginCgroup::~PluginCgroup() {
     return;
   }
   try {
-    for (const LimitHit &hit : hits()) {
+    for (const LimitHit &hit : hits_recorded_ ? std::vector<LimitHit>{} : hits()) {
       audit_->record({"limits", plugin_, hit.rule, hit.attempted, hit.hint, true});
     }
   } catch (const std::exception &) {

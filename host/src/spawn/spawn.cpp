@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <utility>
 
 namespace sandbox_host {
 namespace bp = boost::process::v2;
@@ -97,7 +98,21 @@ struct Child::State {
   // reaps the process and the cgroup goes.
   std::unique_ptr<LaunchWatch> watch;
   std::shared_ptr<SeccompWatch> seccomp;
+  // Read once, by the first wait() that knows the exit.
+  std::optional<DeathOrder> death_order;
+  std::optional<Death> death;
+  // What the watch recorded when it stopped the launch at a bound, for the death report.
+  std::optional<AuditRecord> watch_stop;
 };
+
+namespace {
+
+void end_watch(Child::State &state) {
+  if (state.watch) state.watch_stop = state.watch->stop_record();
+  state.watch.reset();
+}
+
+}  // namespace
 
 Child::Child(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Child::Child(Child &&) noexcept = default;
@@ -121,7 +136,7 @@ bool Child::take_reported_status() {
   // Stage 1 exits with the same status; the destructor reaps it.
   if (reported) {
     state_->exit = ExitStatus{*reported, 0};
-    state_->watch.reset();
+    end_watch(*state_);
   }
   return reported.has_value();
 }
@@ -131,9 +146,22 @@ ExitStatus Child::wait() {
   if (!state_->exit) {
     state_->process->wait();
     state_->exit = decode(state_->process->native_exit_code());
-    state_->watch.reset();
+    end_watch(*state_);
+  }
+  if (state_->death_order) {
+    const DeathOrder order = *std::exchange(state_->death_order, std::nullopt);
+    state_->death =
+        report_death(order, state_->exit->code, state_->exit->signal, cgroup(), state_->watch_stop);
   }
   return *state_->exit;
+}
+
+void Child::explain_death(DeathOrder order) {
+  state_->death_order = std::move(order);
+}
+
+const std::optional<Death> &Child::death() const noexcept {
+  return state_->death;
 }
 
 void Child::take_status_channel(UniqueFd channel) {
@@ -192,6 +220,7 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
   if (state->cgroup) state->cgroup->held_by_child();
   Child child(std::move(state));
   if (command.watch) child.watch(*command.watch);
+  if (command.death) child.explain_death(*command.death);
   return child;
 }
 

@@ -1,6 +1,7 @@
 // A backend module seen through its C function table.
 #pragma once
 
+#include <sandbox_host/host/limits/death_report.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
 #include <sandbox_host/host/module.hpp>
 #include <sandbox_host/host/seccomp/seccomp_supervisor.hpp>
@@ -35,6 +36,9 @@ struct LaunchCommand {
   std::optional<SeccompOrder> seccomp;
   // run --learn: the calls the learn filter traces go to it (seccomp/traced_call.hpp).
   std::shared_ptr<TracedCallObserver> learn;
+  // What the launch's end is read against (limits/death_report.hpp): the Child records the
+  // bound that killed the plugin, if one did.
+  std::optional<DeathOrder> death;
 };
 
 struct BackendCommand {

@@ -97,6 +97,8 @@ class Host {
   void bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const;
   // What the host's watch holds spec's launch to while it runs (LaunchCommand::watch).
   WatchOrder watch_order(const Spec &spec) const;
+  // What spec's launch under mode is read against when it ends (LaunchCommand::death).
+  DeathOrder death_order(const Spec &spec, const std::string &mode) const;
 
  private:
   struct CheckedLaunch {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace sandbox_host {
@@ -39,6 +40,11 @@ class Child {
 
   // A prepared sandbox's launch: its refused system calls are recorded under plugin from now.
   void name_plugin(const std::string &plugin);
+  // Reads the launch's end against order once wait() knows it (limits/death_report.hpp);
+  // spawn() does it for a command's own order, a prepared sandbox's launch when it is sent.
+  void explain_death(DeathOrder order);
+  // After wait(): the bound that killed the plugin, if one did (its record is written).
+  const std::optional<Death> &death() const noexcept;
 
   // The launch's cgroup (LaunchCommand::cgroup), or nullptr.
   PluginCgroup *cgroup() const noexcept;

@@ -47,6 +47,9 @@ struct LaunchReply {
   int code = 0;        // exited: its exit code, or
   int signal = 0;      // the signal that killed it
   std::string reason;  // refused: why, for the caller's stderr
+  // exited: the line saying which bound killed the plugin (death_report.hpp), for the
+  // caller's stderr; empty when none did. A client that predates it ignores it.
+  std::string death;
 };
 
 std::string encode_reply(const LaunchReply &reply);

@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ class LaunchWatch {
   ~LaunchWatch();
   LaunchWatch(const LaunchWatch &) = delete;
   LaunchWatch &operator=(const LaunchWatch &) = delete;
+
+  // The record the warden wrote when it stopped the launch at a bound; nullopt while it has
+  // not.
+  std::optional<AuditRecord> stop_record() const;
 
  private:
   std::shared_ptr<Watched> watched_;

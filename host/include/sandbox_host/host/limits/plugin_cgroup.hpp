@@ -97,6 +97,9 @@ class PluginCgroup {
   std::vector<pid_t> processes() const;
   // What the plugin ran into so far.
   std::vector<LimitHit> hits() const;
+  // The launch's death report (death_report.hpp) recorded hits(): the end records them no
+  // more.
+  void hits_recorded() noexcept { hits_recorded_ = true; }
   // SIGKILL to every process in it, until none is left. Throws when some stay.
   void kill_all() const;
 
@@ -107,6 +110,7 @@ class PluginCgroup {
   std::string plugin_;
   LaunchLimits limits_;
   bool held_by_child_ = false;
+  bool hits_recorded_ = false;
 };
 
 // Stage 1's side: writes this process into every cgroup.procs file of list (join_list()).
