@@ -7,12 +7,14 @@
 
 namespace sandbox_host::backends {
 
+// sendmsg and sendmmsg too: a resolver's query to port 53 names the host a plugin looks up,
+// and glibc sends its A and AAAA questions together with sendmmsg.
 inline constexpr std::array kLearnTracedCalls{
-    "open",     "openat",     "creat",    "execve",    "execveat",  "stat",
-    "lstat",    "newfstatat", "statx",    "access",    "faccessat", "faccessat2",
-    "readlink", "readlinkat", "chdir",    "mkdir",     "mkdirat",   "unlink",
-    "unlinkat", "rename",     "renameat", "renameat2", "link",      "linkat",
-    "symlink",  "symlinkat",  "truncate", "connect",   "sendto",
+    "open",       "openat",  "creat",    "execve",    "execveat",   "stat",     "lstat",
+    "newfstatat", "statx",   "access",   "faccessat", "faccessat2", "readlink", "readlinkat",
+    "chdir",      "mkdir",   "mkdirat",  "unlink",    "unlinkat",   "rename",   "renameat",
+    "renameat2",  "link",    "linkat",   "symlink",   "symlinkat",  "truncate", "connect",
+    "sendto",     "sendmsg", "sendmmsg",
 };
 
 }  // namespace sandbox_host::backends
