@@ -45,6 +45,8 @@ TEST(SpecGrants, NamespacesGrantsTheSpecTheSystemAndItsOwnTrees) {
   EXPECT_TRUE(grants.grants("/var/tmp/demo/cache/x", FileUse::write));
   EXPECT_TRUE(grants.grants("/run/demo/sock/s", FileUse::write));
   EXPECT_TRUE(grants.grants("/tmp/x", FileUse::write));
+  // The sandbox's /tmp is its own: a host file there is not what the plugin sees.
+  EXPECT_FALSE(grants.grants("/tmp/x", FileUse::read));
   EXPECT_TRUE(grants.grants("/proc/self/maps", FileUse::read));
   EXPECT_TRUE(grants.grants("/dev/null", FileUse::write));
   EXPECT_TRUE(grants.grants("/etc", FileUse::read)) << "the tree's /etc, its grants alone";

@@ -75,6 +75,7 @@ std::optional<std::string> GrantAdvice::refusal(const std::string &path) const {
     if (covers(dir, path) || covers(path, dir)) return "sandbox-host's own state (" + dir + ")";
   }
   if (path == "/etc") return "all of /etc; grant the entries the plugin needs";
+  if (path == "/tmp" || path == "/var/tmp") return "a directory every user of the host shares";
   for (const char *secret : kEtcSecrets) {
     if (covers(secret, path)) return "a secret of the host (" + std::string(secret) + ")";
   }

@@ -191,16 +191,18 @@ void suggest_network(const Findings &findings, const ReportContext &context, Lea
     needs_out = true;
     const std::string host = item.name.empty() ? endpoint.address : item.name;
     if (!allowed(host, endpoint.port)) add_allow(allow_entry(host, endpoint.port));
-    if (item.name.empty()) {
-      try {
-        const auto ip = egress::parse_ip_literal(endpoint.address);
-        if (ip && egress::special_range(*ip) &&
-            std::find(context.egress_allow_addresses.begin(), context.egress_allow_addresses.end(),
-                      endpoint.address) == context.egress_allow_addresses.end()) {
-          new_addresses.push_back(endpoint.address);
-        }
-      } catch (...) {
+    // The proxy refuses loopback, private and other special addresses, a name that leads
+    // to one included, unless allow_addresses lists it.
+    try {
+      const auto ip = egress::parse_ip_literal(endpoint.address);
+      const auto &listed = context.egress_allow_addresses;
+      if (ip && egress::special_range(*ip) &&
+          std::find(listed.begin(), listed.end(), endpoint.address) == listed.end() &&
+          std::find(new_addresses.begin(), new_addresses.end(), endpoint.address) ==
+              new_addresses.end()) {
+        new_addresses.push_back(endpoint.address);
       }
+    } catch (...) {
     }
     if (item.name.empty()) item.note += item.note.empty() ? "name unknown" : "; name unknown";
     report.endpoints.push_back(std::move(item));

@@ -54,8 +54,10 @@ SpecGrants::SpecGrants(const Spec &spec, std::string_view backend)
     for (const char *link : {"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"}) {
       read_roots_.push_back(link);
     }
-    write_roots_.push_back("/dev/shm");
-    write_roots_.push_back("/tmp");
+    // Its own tmpfs, empty at the start: whatever the plugin reads there it wrote there
+    // itself, and a path the host has there is the host's, which a read grant would bind in.
+    private_roots_.push_back("/dev/shm");
+    private_roots_.push_back("/tmp");
     for (const auto &roots : {read_roots_, write_roots_}) {
       for (const auto &root : roots) {
         for (auto dir = std::filesystem::path(root).parent_path(); !dir.empty();
@@ -65,6 +67,7 @@ SpecGrants::SpecGrants(const Spec &spec, std::string_view backend)
         }
       }
     }
+    visible_.insert(visible_.end(), private_roots_.begin(), private_roots_.end());
   } else {
     // Landlock grants the plugin's own /proc/<pid>, which it names /proc/self.
     read_roots_.push_back("/proc/self");
@@ -76,7 +79,12 @@ bool SpecGrants::grants(const std::string &path, FileUse use) const {
   for (const auto &root : write_roots_) {
     if (covers(root, path)) return true;
   }
-  if (use == FileUse::write) return false;
+  if (use == FileUse::write) {
+    for (const auto &root : private_roots_) {
+      if (covers(root, path)) return true;
+    }
+    return false;
+  }
   // Landlock does not restrict stat(2), access(2) or readlink(2).
   if (use == FileUse::look && !namespaces_) return true;
   for (const auto &root : read_roots_) {

@@ -34,7 +34,10 @@ class SpecGrants {
   std::uint16_t proxy_port_ = 0;
   std::vector<std::string> read_roots_;   // read and look, recursively
   std::vector<std::string> write_roots_;  // everything, recursively
-  std::vector<std::string> visible_;      // directories the mount tree holds grants in
+  // The namespaces backend's private /tmp and /dev/shm: the plugin's own files, never the
+  // host's at the same path.
+  std::vector<std::string> private_roots_;
+  std::vector<std::string> visible_;  // directories the mount tree holds grants in
   std::string socket_dir_;
 };
 
