@@ -100,11 +100,12 @@ std::string plugin_of(const Tables &tables) {
   return {};
 }
 
-constexpr fs::perms kShared = fs::perms::owner_all | fs::perms::group_read |
-                              fs::perms::group_exec | fs::perms::others_read |
-                              fs::perms::others_exec;
+constexpr fs::perms kShared = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec;
 
-bool installed(const char *program) { return ::access(program, X_OK) == 0; }
+bool installed(const char *program) {
+  return ::access(program, X_OK) == 0;
+}
 
 class LearnRun : public ::testing::TestWithParam<Case> {
  protected:
@@ -134,8 +135,8 @@ class LearnRun : public ::testing::TestWithParam<Case> {
   }
   void write(const fs::path &path, const std::string &contents) const {
     std::ofstream(path) << contents;
-    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write |
-                              fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::others_read);
   }
 
   // sandbox-host run with config (its text), --learn when learn, then argv.
@@ -178,17 +179,16 @@ class LearnRun : public ::testing::TestWithParam<Case> {
     const std::string plugin = plugin_of(learned);
     EXPECT_FALSE(plugin.empty()) << before.err;
     const auto &lines = learned.count("plugins." + plugin) ? learned.at("plugins." + plugin)
-                                                             : std::vector<std::string>{};
-    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
-                            [&](const std::string &line) {
-                              return line.starts_with("read = ") &&
-                                     line.find(expected_read) != std::string::npos;
-                            }))
-        << before.err;
+                                                           : std::vector<std::string>{};
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string &line) {
+      return line.starts_with("read = ") && line.find(expected_read) != std::string::npos;
+    })) << before.err;
     EXPECT_TRUE(fs::exists(workspace_ / "learn.json"));
     const Tables applied = merged(base, learned);
     const ProcessResult after = run(applied, false, argv);
-    EXPECT_EQ(after.code, 0) << toml(applied) << "stdout:\n" << after.out << "stderr:\n" << after.err;
+    EXPECT_EQ(after.code, 0) << toml(applied) << "stdout:\n"
+                             << after.out << "stderr:\n"
+                             << after.err;
     const ProcessResult again = run(applied, true, argv);
     EXPECT_EQ(learned_tables(again.err).count("plugins." + plugin), 0u) << again.err;
     EXPECT_NE(again.err.find("--learn: plugin"), std::string::npos) << again.err;
@@ -236,10 +236,9 @@ TEST_P(LearnRun, Python3ImportsModulesFromADirectoryOutsideTheSpec) {
   for (const char *name : {"alpha", "beta", "gamma"}) {
     write(lib / (std::string(name) + ".py"), "VALUE = 1\n");
   }
-  const std::vector<std::string> argv = {
-      "/usr/bin/python3", "-B", "-c",
-      "import sys, ssl; sys.path.insert(0, '" + lib.string() +
-          "'); import alpha, beta, gamma; print('imported')"};
+  const std::vector<std::string> argv = {"/usr/bin/python3", "-B", "-c",
+                                         "import sys, ssl; sys.path.insert(0, '" + lib.string() +
+                                             "'); import alpha, beta, gamma; print('imported')"};
   learn_and_apply({}, argv, lib.string());
   skip_without_supervisor();
 }
@@ -252,11 +251,11 @@ TEST_P(LearnRun, OpensslReadsACertificateOutsideTheSpec) {
        "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=learn", "-days", "1", "-keyout",
        (certs / "key.pem").string(), "-out", (certs / "cert.pem").string()});
   ASSERT_EQ(made.code, 0) << made.err;
-  fs::permissions(certs / "cert.pem", fs::perms::owner_read | fs::perms::others_read |
-                                          fs::perms::group_read);
-  learn_and_apply({}, {"/usr/bin/openssl", "x509", "-in", (certs / "cert.pem").string(),
-                       "-noout", "-subject"},
-                  (certs / "cert.pem").string());
+  fs::permissions(certs / "cert.pem",
+                  fs::perms::owner_read | fs::perms::others_read | fs::perms::group_read);
+  learn_and_apply(
+      {}, {"/usr/bin/openssl", "x509", "-in", (certs / "cert.pem").string(), "-noout", "-subject"},
+      (certs / "cert.pem").string());
   skip_without_supervisor();
 }
 
@@ -316,8 +315,8 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
     EXPECT_EQ(result.code, 0) << result.err;
   };
   openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-           "-subj", "/CN=learn test CA", "-days", "1", "-keyout", (ca / "ca.key").string(),
-           "-out", (ca / "ca.pem").string()});
+           "-subj", "/CN=learn test CA", "-days", "1", "-keyout", (ca / "ca.key").string(), "-out",
+           (ca / "ca.pem").string()});
   openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
            "/CN=localhost", "-keyout", (server / "key.pem").string(), "-out",
            (server / "req.pem").string()});
@@ -325,8 +324,8 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
   openssl({"x509", "-req", "-in", (server / "req.pem").string(), "-CA", (ca / "ca.pem").string(),
            "-CAkey", (ca / "ca.key").string(), "-CAcreateserial", "-days", "1", "-extfile",
            (server / "ext.cnf").string(), "-out", (server / "cert.pem").string()});
-  fs::permissions(ca / "ca.pem", fs::perms::owner_read | fs::perms::group_read |
-                                     fs::perms::others_read);
+  fs::permissions(ca / "ca.pem",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   const int port = free_port();
   test::RunningProcess s_server({"/usr/bin/openssl", "s_server", "-quiet", "-www", "-accept",
                                  "127.0.0.1:" + std::to_string(port), "-cert",
@@ -334,7 +333,11 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
                                  (server / "key.pem").string()});
   for (int i = 0; i < 200 && !connectable(port); ++i) std::this_thread::sleep_for(25ms);
   ASSERT_TRUE(connectable(port));
-  const std::vector<std::string> curl = {"/usr/bin/curl", "-sS", "--max-time", "10", "--cacert",
+  const std::vector<std::string> curl = {"/usr/bin/curl",
+                                         "-sS",
+                                         "--max-time",
+                                         "10",
+                                         "--cacert",
                                          (ca / "ca.pem").string(),
                                          "https://localhost:" + std::to_string(port) + "/"};
   const Tables base = {{"plugins.curl", {"network = \"outbound\""}}};

@@ -56,7 +56,15 @@ void FindingsRecorder::record(const Attempt &attempt) {
   }
   if (const auto *socket = std::get_if<SocketAttempt>(&attempt)) {
     if (grants_.grants(socket->to)) return;
+    // A socket path the host does not have either is a probe (glibc tries nscd's on every
+    // lookup).
+    const bool missing = socket->to.family == Endpoint::Family::unix_path &&
+                         existence(socket->to.address) == Existence::missing;
     std::lock_guard lock(mutex_);
+    if (missing) {
+      ++findings_.probes;
+      return;
+    }
     if (findings_.endpoints.contains(socket->to) || findings_.endpoints.size() < kMaxEndpoints) {
       ++findings_.endpoints[socket->to];
     }
