@@ -93,9 +93,23 @@ std::string toml(const Tables &tables) {
   return out;
 }
 
+// The plugin's name in its table's header: plugins.demo, or plugins."python3.11".
 std::string plugin_of(const Tables &tables) {
   for (const auto &[table, lines] : tables) {
-    if (table.starts_with("plugins.")) return table.substr(8);
+    if (!table.starts_with("plugins.")) continue;
+    std::string name = table.substr(8);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+      name = name.substr(1, name.size() - 2);
+    }
+    return name;
+  }
+  return {};
+}
+
+// The table's header as the report writes it.
+std::string table_of(const Tables &tables) {
+  for (const auto &[table, lines] : tables) {
+    if (table.starts_with("plugins.")) return table;
   }
   return {};
 }
@@ -178,8 +192,8 @@ class LearnRun : public ::testing::TestWithParam<Case> {
     const Tables learned = learned_tables(before.err);
     const std::string plugin = plugin_of(learned);
     EXPECT_FALSE(plugin.empty()) << before.err;
-    const auto &lines = learned.count("plugins." + plugin) ? learned.at("plugins." + plugin)
-                                                           : std::vector<std::string>{};
+    const std::string table = table_of(learned);
+    const auto &lines = learned.count(table) ? learned.at(table) : std::vector<std::string>{};
     EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string &line) {
       return line.starts_with("read = ") && line.find(expected_read) != std::string::npos;
     })) << before.err;
@@ -190,7 +204,7 @@ class LearnRun : public ::testing::TestWithParam<Case> {
                              << after.out << "stderr:\n"
                              << after.err;
     const ProcessResult again = run(applied, true, argv);
-    EXPECT_EQ(learned_tables(again.err).count("plugins." + plugin), 0u) << again.err;
+    EXPECT_EQ(learned_tables(again.err).count(table), 0u) << again.err;
     EXPECT_NE(again.err.find("--learn: plugin"), std::string::npos) << again.err;
     expect_secret_unreadable(applied, plugin);
     return applied;

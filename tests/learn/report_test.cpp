@@ -211,6 +211,12 @@ TEST(LearnReport, NamesBecomeAllowEntriesAndHostileNamesStayInert) {
   EXPECT_NO_THROW(parser.parse(render_json(report)));
 }
 
+TEST(LearnReport, PluginNamesAreOneTomlKey) {
+  EXPECT_EQ(toml_key("demo-plugin_2"), "demo-plugin_2");
+  EXPECT_EQ(toml_key("python3.11"), "\"python3.11\"");
+  EXPECT_EQ(toml_key("a]\n[b"), "\"a]\\u000a[b\"");
+}
+
 TEST(LearnReport, TomlStringsEscapeWhatWouldEndThem) {
   EXPECT_EQ(toml_string("/a\"b\\c"), "\"/a\\\"b\\\\c\"");
   EXPECT_EQ(toml_string("/a\nb"), "\"/a\\u000ab\"");

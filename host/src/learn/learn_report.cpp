@@ -285,6 +285,14 @@ std::string toml_string(const std::string &text) {
   return out + "\"";
 }
 
+std::string toml_key(const std::string &name) {
+  const bool bare = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+  return bare ? name : toml_string(name);
+}
+
 LearnReport make_report(const Findings &findings, const ReportContext &context,
                         const SpecGrants &grants, const GrantAdvice &advice) {
   LearnReport report;

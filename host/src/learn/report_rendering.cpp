@@ -136,7 +136,7 @@ std::string render_text(const LearnReport &report) {
   if (!report.plugin_lines.empty() || !report.egress_lines.empty()) {
     out << "\nConfig lines that grant this (each key replaces the one the config has):\n";
     if (!report.plugin_lines.empty()) {
-      out << "[plugins." << escape_text(report.plugin) << "]\n";
+      out << "[plugins." << toml_key(report.plugin) << "]\n";
       for (const auto &line : report.plugin_lines) out << line << "\n";
     }
     if (!report.egress_lines.empty()) {
@@ -180,8 +180,9 @@ std::string render_json(const LearnReport &report) {
   }
   boost::json::object config;
   if (!report.plugin_lines.empty()) {
-    config["plugin"] = boost::json::object{{"table", "plugins." + report.plugin},
-                                           {"lines", strings(report.plugin_lines)}};
+    config["plugin"] =
+        boost::json::object{{"table", escape_text("plugins." + toml_key(report.plugin))},
+                            {"lines", strings(report.plugin_lines)}};
   }
   if (!report.egress_lines.empty()) {
     config["egress"] =

@@ -77,6 +77,9 @@ LearnReport make_report(const Findings &findings, const ReportContext &context,
 
 // A TOML basic string holding text (valid UTF-8): quotes, backslashes and controls escaped.
 std::string toml_string(const std::string &text);
+// name as one TOML key: bare where it is letters, digits, '_' and '-' only, else quoted (a
+// plugin named after python3.11 is [plugins."python3.11"], not a table python3 holding 11).
+std::string toml_key(const std::string &name);
 
 std::string render_text(const LearnReport &report);
 std::string render_json(const LearnReport &report);
