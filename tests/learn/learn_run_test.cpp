@@ -359,9 +359,20 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
   skip_without_supervisor();
   if (std::string(backend()) != "namespaces") return;
 
-  // Network none: the connection to the host's server is named, with what would let it out.
+  // Network none: the connection to the host's server is named, with the lines that let it
+  // out through the egress proxy; applied, with the proxy running as the launching user,
+  // curl reaches the server through it, and a second --learn finds nothing more.
+  const fs::path state = directory("state"), runtime = directory("run");
+  if (nobody()) {
+    for (const auto &dir : {state, runtime}) ASSERT_EQ(::chown(dir.c_str(), kNobody, kNobody), 0);
+  }
+  fs::permissions(runtime, fs::perms::owner_all);
   Tables closed = applied;
   closed["plugins.curl"].erase(closed["plugins.curl"].begin());  // network outbound
+  closed["broker"] = {"state_dir = \"" + state.string() + "\""};
+  closed["egress"] = {"listen = \"127.0.0.1:" + std::to_string(free_port()) + "\"",
+                      "socket = \"" + (state / "egress.sock").string() + "\"",
+                      "runtime_dir = \"" + runtime.string() + "\""};
   const ProcessResult none = run(closed, true, curl);
   EXPECT_NE(none.code, 0);
   const Tables learned = learned_tables(none.err);
@@ -372,6 +383,24 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
             (std::vector<std::string>{"allow = [\"localhost:" + std::to_string(port) + "\"]",
                                       "allow_addresses = [\"127.0.0.1\"]"}))
       << none.err;
+
+  const Tables proxied = merged(closed, learned);
+  const fs::path proxy_config = workspace_ / "proxy.toml";
+  write(proxy_config, toml(proxied));
+  std::vector<std::string> egress;
+  if (nobody()) egress = test::as_nobody();
+  egress.insert(egress.end(), {nobody() ? test::shared_install().sandbox_host() : SANDBOX_HOST_EXE,
+                               "egress", "--config", proxy_config.string()});
+  test::RunningProcess proxy(egress);
+  for (int i = 0; i < 200 && !fs::exists(state / "egress.sock"); ++i) {
+    std::this_thread::sleep_for(25ms);
+  }
+  ASSERT_TRUE(fs::exists(state / "egress.sock"));
+  const ProcessResult through = run(proxied, false, curl);
+  EXPECT_EQ(through.code, 0) << toml(proxied) << through.out << through.err;
+  const ProcessResult again = run(proxied, true, curl);
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_TRUE(learned_tables(again.err).empty()) << again.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendAndUser, LearnRun,

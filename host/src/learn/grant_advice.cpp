@@ -14,8 +14,12 @@ namespace {
 
 // What the sandbox makes itself, or the host's kernel state: no read path can stand for it.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSystemTrees{{
-    {"/proc", "the sandbox has a /proc of its own; no read path reaches the host's"},
-    {"/dev", "the sandbox has a /dev of its own; no read path reaches the host's devices"},
+    {"/proc",
+     "the host's processes: the namespaces backend mounts the sandbox's own /proc, Landlock "
+     "grants the plugin's own /proc/<pid> only, and no read path may name /proc"},
+    {"/dev",
+     "the host's devices: a sandbox gets the system's harmless ones only, and no read path may "
+     "name /dev"},
     {"/sys", "the host's kernel and hardware state"},
     {"/run", "the host's services' runtime state and sockets"},
 }};
