@@ -36,6 +36,10 @@ struct Case {
   bool nobody;
 };
 
+void PrintTo(const Case &c, std::ostream *out) {
+  *out << c.backend << (c.nobody ? " as nobody" : " as root");
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case> &info) {
   return std::string(info.param.backend) + (info.param.nobody ? "_nobody" : "_root");
 }
@@ -120,6 +124,9 @@ constexpr fs::perms kShared = fs::perms::owner_all | fs::perms::group_read | fs:
 bool installed(const char *program) {
   return ::access(program, X_OK) == 0;
 }
+
+constexpr const char *kNoSupervisor =
+    "this branch has no seccomp supervisor yet: run --learn refuses";
 
 class LearnRun : public ::testing::TestWithParam<Case> {
  protected:
@@ -226,14 +233,15 @@ class LearnRun : public ::testing::TestWithParam<Case> {
       fs::create_directories(secret_.parent_path());
     }
     write(secret_, "learn-secret\n");
-    const ProcessResult read =
-        run(config, false, {escape_plugin_, "read", secret_.string()}, {"--name", plugin});
-    EXPECT_TRUE(read.out.starts_with("DENIED")) << read.out << read.err;
-  }
-
-  void skip_without_supervisor() {
-    if (supervisor_missing_) {
-      GTEST_SKIP() << "this branch has no seccomp supervisor yet: run --learn refuses";
+    for (const std::vector<std::string> &attempt :
+         {std::vector<std::string>{"read", secret_.string()},
+          std::vector<std::string>{"list", secret_.parent_path().string()},
+          std::vector<std::string>{"read", "/etc/shadow"}}) {
+      std::vector<std::string> argv{escape_plugin_};
+      argv.insert(argv.end(), attempt.begin(), attempt.end());
+      const ProcessResult result = run(config, false, argv, {"--name", plugin});
+      EXPECT_TRUE(result.out.starts_with("DENIED"))
+          << attempt[0] << " " << attempt[1] << ": " << result.out << result.err;
     }
   }
 
@@ -254,7 +262,7 @@ TEST_P(LearnRun, Python3ImportsModulesFromADirectoryOutsideTheSpec) {
                                          "import sys, ssl; sys.path.insert(0, '" + lib.string() +
                                              "'); import alpha, beta, gamma; print('imported')"};
   learn_and_apply({}, argv, lib.string());
-  skip_without_supervisor();
+  if (supervisor_missing_) GTEST_SKIP() << kNoSupervisor;
 }
 
 TEST_P(LearnRun, OpensslReadsACertificateOutsideTheSpec) {
@@ -270,7 +278,7 @@ TEST_P(LearnRun, OpensslReadsACertificateOutsideTheSpec) {
   learn_and_apply(
       {}, {"/usr/bin/openssl", "x509", "-in", (certs / "cert.pem").string(), "-noout", "-subject"},
       (certs / "cert.pem").string());
-  skip_without_supervisor();
+  if (supervisor_missing_) GTEST_SKIP() << kNoSupervisor;
 }
 
 // /etc/gitconfig, where the host has one, is no system grant: git works without it, and
@@ -284,7 +292,7 @@ TEST_P(LearnRun, GitVersionNeedsOnlyWhatTheHostConfiguresForIt) {
     const ProcessResult result = run({}, true, argv);
     EXPECT_TRUE(learned_tables(result.err).empty()) << result.err;
   }
-  skip_without_supervisor();
+  if (supervisor_missing_) GTEST_SKIP() << kNoSupervisor;
 }
 
 // A free loopback port, for a server the test starts.
@@ -356,7 +364,7 @@ TEST_P(LearnRun, CurlNeedsTheCaBundleThatSignedTheServer) {
                                          "https://localhost:" + std::to_string(port) + "/"};
   const Tables base = {{"plugins.curl", {"network = \"outbound\""}}};
   const Tables applied = learn_and_apply(base, curl, (ca / "ca.pem").string());
-  skip_without_supervisor();
+  if (supervisor_missing_) GTEST_SKIP() << kNoSupervisor;
   if (std::string(backend()) != "namespaces") return;
 
   // Network none: the connection to the host's server is named, with the lines that let it
