@@ -195,7 +195,6 @@ std::vector<std::string> policy_environment(const policy::Policy &agent) {
 
 // The launch service that --via or SANDBOX_HOST_LAUNCHER names, for a launch it can take.
 std::optional<std::string> launch_service(const RunOptions &options) {
-  require_learnable(options);
   if (options.via) {
     if (options.config || options.policy || options.prepared) {
       throw std::runtime_error(
@@ -207,12 +206,14 @@ std::optional<std::string> launch_service(const RunOptions &options) {
   const char *socket = ::getenv(std::string(kEnvLauncher).c_str());
   if (socket == nullptr || *socket == '\0' || options.config || options.policy ||
       options.prepared || options.learn) {
+    // --learn traces a launch run here, as --config and --policy plan one.
     return std::nullopt;
   }
   return std::string(socket);
 }
 
 int run_plugin(const RunOptions &options) {
+  require_learnable(options);
   if (options.harness && !options.policy) {
     throw std::runtime_error("--harness holds a harness to a policy: give --policy too");
   }
