@@ -416,6 +416,13 @@ INSTANTIATE_TEST_SUITE_P(BackendAndUser, LearnRun,
                                            Case{"landlock", false}, Case{"landlock", true}),
                          case_name);
 
+TEST(LearnCli, RunsHelpNamesTheFlags) {
+  const ProcessResult help = test::run_process({SANDBOX_HOST_EXE, "run", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--learn "), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--learn-json FILE"), std::string::npos) << help.out;
+}
+
 TEST(LearnCli, RefusesLaunchesItCannotLearnFrom) {
   for (const auto &[args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--learn", "--via", "/nonexistent.sock"}, "--learn and --via"},
