@@ -63,6 +63,14 @@ void suggest_reads(const Findings &findings, const ReportContext &context, const
                    const GrantAdvice &advice, LearnReport &report) {
   std::map<std::string, std::vector<std::string>> wanted;  // real path -> paths named
   for (const auto &[path, finding] : findings.reads) {
+    // A directory on the way to what the plugin needs (python stats and lists each one up
+    // to its module directory): granting what lies below it is what works, not it whole.
+    const bool on_the_way =
+        grants.on_the_way(path) ||
+        std::any_of(findings.reads.begin(), findings.reads.end(), [&](const auto &other) {
+          return other.first != path && covers(path, other.first);
+        });
+    if (on_the_way) continue;
     if (auto why = advice.refusal(path)) {
       report.not_suggested.push_back(item_of(path, finding, *why));
       continue;

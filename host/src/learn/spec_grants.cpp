@@ -97,6 +97,15 @@ bool SpecGrants::grants(const std::string &path, FileUse use) const {
   return false;
 }
 
+bool SpecGrants::on_the_way(const std::string &path) const {
+  for (const auto &roots : {&read_roots_, &write_roots_}) {
+    for (const auto &root : *roots) {
+      if (root != path && covers(path, root)) return true;
+    }
+  }
+  return false;
+}
+
 bool SpecGrants::grants(const Endpoint &to) const {
   switch (to.family) {
     case Endpoint::Family::unix_path:

@@ -25,6 +25,11 @@ class SpecGrants {
   // Whether a connect or send to the endpoint leaves the sandbox as the Spec lets it.
   bool grants(const Endpoint &to) const;
 
+  // Whether path is a directory on the way to a grant (a strict ancestor of one): the
+  // namespaces backend shows it with the grants alone in it, Landlock refuses listing it,
+  // and neither is a reason to grant it whole.
+  bool on_the_way(const std::string &path) const;
+
   Network network() const noexcept { return network_; }
   bool namespaces() const noexcept { return namespaces_; }
 
