@@ -139,7 +139,9 @@ class LearnRun : public ::testing::TestWithParam<Case> {
     escape_plugin_ = test::shared_install().add_binary(ESCAPE_PLUGIN);
     // Where the launching user writes the JSON report.
     out_ = directory("out");
-    if (nobody()) ASSERT_EQ(::chown(out_.c_str(), kNobody, kNobody), 0);
+    if (nobody()) {
+      ASSERT_EQ(::chown(out_.c_str(), kNobody, kNobody), 0);
+    }
   }
   void TearDown() override {
     std::error_code ignored;
