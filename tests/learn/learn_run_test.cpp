@@ -146,7 +146,7 @@ class LearnRun : public ::testing::TestWithParam<Case> {
   void TearDown() override {
     std::error_code ignored;
     if (!workspace_.empty()) fs::remove_all(workspace_, ignored);
-    if (!secret_.empty()) fs::remove_all(secret_.parent_path(), ignored);
+    if (!secret_root_.empty()) fs::remove_all(secret_root_, ignored);
   }
 
   const char *backend() const { return GetParam().backend; }
@@ -227,14 +227,16 @@ class LearnRun : public ::testing::TestWithParam<Case> {
   void expect_secret_unreadable(const Tables &config, const std::string &plugin) {
     const std::string suffix = std::to_string(::getpid()) + "-" + std::to_string(configs_);
     if (nobody()) {
-      secret_ = "/var/tmp/learn-secret-" + suffix + "/.ssh/id_ed25519";
+      secret_root_ = "/var/tmp/learn-secret-" + suffix;
+      secret_ = secret_root_ / ".ssh/id_ed25519";
       fs::create_directories(secret_.parent_path());
       for (const auto &dir : {secret_.parent_path().parent_path(), secret_.parent_path()}) {
         fs::permissions(dir, kShared);
         ASSERT_EQ(::chown(dir.c_str(), kNobody, kNobody), 0);
       }
     } else {
-      secret_ = "/root/.learn-secret-" + suffix + "/id_ed25519";
+      secret_root_ = "/root/.learn-secret-" + suffix;
+      secret_ = secret_root_ / "id_ed25519";
       fs::create_directories(secret_.parent_path());
     }
     write(secret_, "learn-secret\n");
@@ -252,7 +254,7 @@ class LearnRun : public ::testing::TestWithParam<Case> {
 
   fs::path workspace_;
   fs::path out_;
-  fs::path secret_;
+  fs::path secret_, secret_root_;  // the secret, and the directory it is made in
   std::string escape_plugin_;
   int configs_ = 0;
   bool supervisor_missing_ = false;
