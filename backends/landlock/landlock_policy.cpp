@@ -1,6 +1,6 @@
 #include "landlock_policy.hpp"
 
-#include <sandbox_host/backends/system_paths.hpp>
+#include <sandbox_host/system_paths.hpp>
 
 #include <unistd.h>
 
@@ -27,10 +27,10 @@ SystemPolicy system_policy(Network network, const AbiRights &rights) {
     // The host's network is granted; signals still stay inside the domain.
     policy.attr.scoped = rights.scoped & kScopeSignal;
   }
-  for (const char *dir : backends::kSystemDirs) policy.grants.push_back({dir, kReadExecute});
+  for (const char *dir : kSystemDirs) policy.grants.push_back({dir, kReadExecute});
   // Configuration, not programs: read only.
-  for (const char *entry : backends::kEtcEntries) policy.grants.push_back({entry, kRead});
-  for (const char *device : backends::kDevices) {
+  for (const char *entry : kEtcEntries) policy.grants.push_back({entry, kRead});
+  for (const char *device : kDevices) {
     policy.grants.push_back({std::string("/dev/") + device, kDevice});
   }
   // Its own /proc directory only (/proc/self once the plugin is exec'ed in this process):

@@ -3,7 +3,7 @@
 #include "mount_calls.hpp"
 
 #include <sandbox_host/backends/setup_error.hpp>
-#include <sandbox_host/backends/system_paths.hpp>
+#include <sandbox_host/system_paths.hpp>
 
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -19,9 +19,6 @@
 namespace sandbox_host::namespaces {
 namespace {
 
-using backends::kDevices;
-using backends::kEtcEntries;
-using backends::kSystemDirs;
 using backends::throw_errno;
 
 constexpr const char *kStep = "mount tree";

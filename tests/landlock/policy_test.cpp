@@ -11,7 +11,7 @@
 
 #include <sandbox_host/backends/hardening.hpp>
 #include <sandbox_host/backends/setup_error.hpp>
-#include <sandbox_host/backends/system_paths.hpp>
+#include <sandbox_host/system_paths.hpp>
 
 #include <gtest/gtest.h>
 
@@ -101,21 +101,21 @@ TEST(LandlockPolicy, TheSystemIsReadAndExecuteOnlyAndTheDevicesReadWrite) {
   const AbiRights rights = rights_for(kNewestKnownAbi);
   const auto grants = by_path(system_policy(Network::none, rights).grants);
   size_t expected = 0;
-  for (const char *dir : backends::kSystemDirs) {
+  for (const char *dir : kSystemDirs) {
     ++expected;
     EXPECT_EQ(grants.count(dir), 1u) << dir;
     if (grants.count(dir) != 0) {
       EXPECT_EQ(grants.at(dir), kReadExecute) << dir;
     }
   }
-  for (const char *entry : backends::kEtcEntries) {
+  for (const char *entry : kEtcEntries) {
     ++expected;
     EXPECT_EQ(grants.count(entry), 1u) << entry;
     if (grants.count(entry) != 0) {
       EXPECT_EQ(grants.at(entry), kFsReadFile | kFsReadDir) << entry;
     }
   }
-  for (const char *device : backends::kDevices) {
+  for (const char *device : kDevices) {
     ++expected;
     const std::string path = std::string("/dev/") + device;
     EXPECT_EQ(grants.count(path), 1u) << path;

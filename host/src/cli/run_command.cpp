@@ -7,6 +7,8 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launcher/launch_client.hpp>
 #include <sandbox_host/host/launcher/launch_plan.hpp>
+#include <sandbox_host/host/learn/learn_observer.hpp>
+#include <sandbox_host/host/learn/learn_report.hpp>
 
 #include <sandbox_host/host/policy/agent_env.hpp>
 #include <sandbox_host/host/policy/agent_policy.hpp>
@@ -28,6 +30,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -43,8 +47,65 @@ struct RunOptions {
   std::optional<std::string> via;
   bool prepared = false;
   bool harness = false;
+  bool learn = false;
+  std::optional<std::string> learn_json;  // where the learn report's JSON goes
   LaunchOptions launch;
 };
+
+// What --learn refuses before anything is launched: it learns from a launch run here, by a
+// plugin's deny-by-default tree under a confining Linux backend.
+void require_learnable(const RunOptions &options) {
+  if (!options.learn) return;
+  if (options.via) {
+    throw std::runtime_error(
+        "--learn and --via: the launch service runs the plugin, and its traced calls reach "
+        "the service, not this process; learn from a launch run here (leave out --via)");
+  }
+  if (options.policy) {
+    throw std::runtime_error(
+        "--learn and --policy: a policy's view is its own grant list (docs/agent-policy.md, "
+        "`sandbox-host policy check`); --learn suggests a plugin's [plugins.<name>] lines");
+  }
+  if (options.prepared) {
+    throw std::runtime_error(
+        "--learn and --prepared: a prepared sandbox loads its filter before its launch is "
+        "known; learn from a sandbox set up for this launch (leave out --prepared)");
+  }
+}
+
+void require_learnable_mode(const std::string &mode) {
+  if (mode == "namespaces" || mode == "landlock") return;
+  throw std::runtime_error(
+      "--learn: backend " + mode +
+      " is not one whose calls sandbox-host traces (namespaces, landlock)" +
+      (mode == kModeOff ? "; off grants everything, so nothing is refused" : ""));
+}
+
+// The learn report: text on stderr, after the plugin's own output; JSON where asked.
+void report_learned(const learn::LearnObserver &observer, const Host &host, const Spec &spec,
+                    const std::string &mode, const RunOptions &options) {
+  learn::ReportContext context;
+  context.plugin = spec.plugin_name;
+  context.backend = mode;
+  context.network = spec.network;
+  context.read_paths = spec.read_paths;
+  if (const auto &egress = host.config().egress) {
+    context.egress_table = true;
+    context.egress_allow = egress->allow;
+    context.egress_allow_addresses = egress->allow_addresses;
+  }
+  const learn::GrantAdvice advice({host.config().broker.state_dir.string()});
+  const learn::LearnReport report =
+      learn::make_report(observer.findings(), context, observer.grants(), advice);
+  std::cerr << "\n" << learn::render_text(report) << std::flush;
+  if (options.learn_json) {
+    std::ofstream out(*options.learn_json, std::ios::trunc);
+    out << learn::render_json(report);
+    if (!out.flush()) {
+      throw std::runtime_error("--learn-json " + *options.learn_json + ": cannot write it");
+    }
+  }
+}
 
 ExitStatus wait_forwarding_signals(Child &child, const sigset_t &signals) {
   UniqueFd signal_fd(::signalfd(-1, &signals, SFD_CLOEXEC));
@@ -132,13 +193,15 @@ std::optional<std::string> launch_service(const RunOptions &options) {
   }
   const char *socket = ::getenv(std::string(kEnvLauncher).c_str());
   if (socket == nullptr || *socket == '\0' || options.config || options.policy ||
-      options.prepared) {
+      options.prepared || options.learn) {
+    // --learn traces a launch run here, as --config and --policy plan one.
     return std::nullopt;
   }
   return std::string(socket);
 }
 
 int run_plugin(const RunOptions &options) {
+  require_learnable(options);
   if (options.harness && !options.policy) {
     throw std::runtime_error("--harness holds a harness to a policy: give --policy too");
   }
@@ -191,6 +254,13 @@ int run_plugin(const RunOptions &options) {
     if (spec.view.empty()) spec.view.push_back({"/", PathAccess::read});
   }
 
+  std::shared_ptr<learn::LearnObserver> learner;
+  if (options.learn) {
+    require_learnable_mode(plan.mode);
+    learner =
+        std::make_shared<learn::LearnObserver>(learn::SpecGrants(spec, plan.mode), spec.proxy_port);
+  }
+
   const sigset_t signals = forwarded_signals();
   sigset_t previous;
   ::sigprocmask(SIG_BLOCK, &signals, &previous);
@@ -199,8 +269,12 @@ int run_plugin(const RunOptions &options) {
     pool.emplace(host, plan.mode, spec.network, PoolOptions{.depth = 1, .replace = false});
   Child child = [&] {
     if (pool) return launch_prepared(*pool, plan.mode, spec, plan.plugin_env);
-    return spawn(host.command(spec, plan.mode, plan.plugin_env,
-                              agent ? policy_environment(*agent) : std::vector<std::string>{}));
+    LaunchCommand command =
+        host.command(spec, plan.mode, plan.plugin_env,
+                     agent ? policy_environment(*agent) : std::vector<std::string>{});
+    // The host's seccomp supervisor passes it every traced call.
+    command.learn = learner;
+    return spawn(command);
   }();
   const ExitStatus status = wait_forwarding_signals(child, signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
@@ -210,6 +284,7 @@ int run_plugin(const RunOptions &options) {
   if (child.death() && !audit_said_it) {
     write_text(STDERR_FILENO, child.death()->line() + "\n");
   }
+  if (learner) report_learned(*learner, host, spec, plan.mode, options);
   return status.shell_status();
 }
 
@@ -239,6 +314,15 @@ Command add_run_command(CLI::App &app) {
                   "[launcher]), from a sandbox it prepared; default: " +
                       std::string(kEnvLauncher) +
                       " when set (not with --config, --policy, --prepared)");
+  sub->add_flag("--learn", options->learn,
+                "Trace the plugin's file, exec and connect calls while it runs under its normal "
+                "confinement, and print on stderr when it ended what its Spec refused and the "
+                "config lines that would grant it (docs/why-denied.md); grants nothing itself. "
+                "Not with --via, --policy or --prepared");
+  sub->add_option("--learn-json", options->learn_json,
+                  "With --learn: also write the report as JSON to this file")
+      ->type_name("FILE")
+      ->each([options](const std::string &) { options->learn = true; });
   add_launch_options(*sub, options->launch);
   return {sub, [options] { return run_plugin(*options); }};
 }

@@ -232,11 +232,6 @@ Supervisor &supervisor() {
 
 }  // namespace
 
-bool TracedCall::still_pending() const noexcept {
-  std::uint64_t cookie = id;
-  return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &cookie) == 0;
-}
-
 void SeccompWatch::name_plugin(const std::string &plugin) {
   std::lock_guard lock(mutex_);
   order_.plugin = plugin;

@@ -1,10 +1,11 @@
 // What an ordinary dynamically linked program needs from the host's file system, the same
-// for every Linux backend: the namespaces backend binds these, Landlock grants them.
+// for every Linux backend: the namespaces backend binds these, Landlock grants them, and
+// `run --learn` judges a plugin's attempts against them.
 #pragma once
 
 #include <array>
 
-namespace sandbox_host::backends {
+namespace sandbox_host {
 
 // Directories of the system that programs run from. Where the host has one as a symlink
 // (merged /usr), a backend follows it as the host does.
@@ -26,4 +27,4 @@ inline constexpr std::array kEtcEntries{
 // another process.
 inline constexpr std::array kDevices{"null", "zero", "full", "random", "urandom", "tty"};
 
-}  // namespace sandbox_host::backends
+}  // namespace sandbox_host
