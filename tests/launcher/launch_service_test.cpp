@@ -475,8 +475,10 @@ TEST(LaunchClient, TakesTheLaunchOptionsOfRunAndNoOther) {
   ASSERT_EQ(run.code, 0) << run.err;
   const std::set<std::string> ours = long_options(client.out, {"--via"});
   EXPECT_FALSE(ours.empty());
-  EXPECT_EQ(ours,
-            long_options(run.out, {"--via", "--config", "--policy", "--harness", "--prepared"}));
+  // What run does here and the service never does: its own config, a policy, a prepared
+  // sandbox of its own, learning from the plugin's calls.
+  EXPECT_EQ(ours, long_options(run.out, {"--via", "--config", "--policy", "--harness", "--prepared",
+                                         "--learn", "--learn-json"}));
 }
 
 TEST(LaunchClient, EachMistakeOnItsCommandLineIsNamedAndExits125) {
