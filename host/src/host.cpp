@@ -336,9 +336,7 @@ LaunchCommand Host::command(const Spec &spec, const std::string &mode,
     // The control variables alone: what the caller named is the Spec's env, for the
     // plugin's execve.
     command.env.push_back(std::string(kEnvStage1) + "=" + mode);
-    const std::string name = spec.plugin_name.empty()
-                                 ? std::filesystem::path(spec.binary_path).filename().string()
-                                 : spec.plugin_name;
+    const std::string name = launch_name(spec);
     command.seccomp = SeccompOrder{name, mode, audit_, nullptr};
     if (cgroup_placement().version() != CgroupPlacement::Version::none) {
       command.cgroup = cgroup_placement().make(name, audit_);
@@ -400,10 +398,7 @@ WatchOrder Host::watch_order(const Spec &spec) const {
 }
 
 DeathOrder Host::death_order(const Spec &spec, const std::string &mode) const {
-  const std::string name = spec.plugin_name.empty()
-                               ? std::filesystem::path(spec.binary_path).filename().string()
-                               : spec.plugin_name;
-  return {name, mode, config_.limits_for(spec.plugin_name), audit_};
+  return {launch_name(spec), mode, config_.limits_for(spec.plugin_name), audit_};
 }
 
 void Host::bound_cgroup(PluginCgroup *cgroup, const Spec &spec) const {
@@ -440,6 +435,11 @@ LaunchCommand Host::prepare_command(const std::string &mode, Network network,
 
 Host::~Host() {
   audit_->flush();
+}
+
+std::string launch_name(const Spec &spec) {
+  return spec.plugin_name.empty() ? std::filesystem::path(spec.binary_path).filename().string()
+                                  : spec.plugin_name;
 }
 
 Host &default_host() {

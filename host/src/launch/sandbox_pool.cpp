@@ -11,7 +11,6 @@
 #include <array>
 #include <cerrno>
 #include <exception>
-#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -341,9 +340,7 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       handed_over(true);
       sandbox->child.take_status_channel(std::move(sandbox->channel));
       sandbox->child.watch(host_.watch_order(spec));
-      sandbox->child.name_plugin(spec.plugin_name.empty()
-                                     ? std::filesystem::path(spec.binary_path).filename().string()
-                                     : spec.plugin_name);
+      sandbox->child.name_plugin(launch_name(spec));
       sandbox->child.explain_death(host_.death_order(spec, mode_));
       return std::move(sandbox->child);
     }

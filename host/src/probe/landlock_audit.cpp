@@ -46,11 +46,15 @@ LandlockAudit landlock_audit(int landlock_abi, const std::string &proc_root) {
   const std::string abi = "Landlock ABI " + std::to_string(landlock_abi);
   audit.summary = landlock_abi < 1 ? "no Landlock here, so no Landlock denials to log"
                   : audit.denials_logged
-                      ? "denials logged to the kernel audit (" + abi + " >= 7)"
+                      ? "denials logged to the kernel audit where audit is on (" + abi + " >= 7)"
                       : "denials not logged (" + abi + " < 7; Linux 6.15+ logs them)";
   audit.summary += audit.readable ? "; this process can read the audit log (root, CAP_AUDIT_READ)"
                    : who.root     ? "; this process cannot read it (root without CAP_AUDIT_READ)"
                                   : "; this process cannot read it (not root with CAP_AUDIT_READ)";
+  // What probe must not let a reader assume: sandbox-host's own audit has none of them.
+  if (landlock_abi >= 1) {
+    audit.summary += "; sandbox-host does not copy them into its audit: run --learn names them";
+  }
   return audit;
 }
 

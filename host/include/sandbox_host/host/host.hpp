@@ -137,6 +137,10 @@ class Host {
 // The process's Host, built from the default config on first use.
 Host &default_host();
 
+// The name a launch's records, cgroup and death report go by: the Spec's plugin name, or its
+// binary's file name where it has none.
+std::string launch_name(const Spec &spec);
+
 // Seed 004's free functions, on default_host().
 Availability probe();
 LaunchCommand command(const Spec &spec, const std::string &mode);
