@@ -4,6 +4,7 @@
 // are answered, every one, and written only up to the audit's burst, the rest counted in one
 // record; and the launch service's supervisor outlives plugins that hammer it or die in the
 // middle of a call, and still records the next plugin's refusal.
+#include "audit_records.hpp"
 #include "backend_case.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
@@ -11,8 +12,6 @@
 
 #include <sandbox_host/host/audit.hpp>
 
-#include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -30,36 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-struct Record {
-  std::string component, plugin, rule, attempted, hint;
-};
+using Record = AuditLine;
 
 std::vector<Record> seccomp_records(const std::string &audit) {
-  std::vector<Record> out;
-  std::istringstream lines(audit);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
-    Poco::JSON::Parser parser;
-    const auto object = parser.parse(line).extract<Poco::JSON::Object::Ptr>();
-    Record record{object->getValue<std::string>("component"),
-                  object->getValue<std::string>("plugin"), object->getValue<std::string>("rule"),
-                  object->getValue<std::string>("attempted"),
-                  object->getValue<std::string>("hint")};
-    if (record.rule.rfind("seccomp: ", 0) == 0) out.push_back(record);
-  }
-  return out;
-}
-
-// "N more refusals of this rule ..." of the audit's count record; 0 where there is none.
-unsigned long counted(const std::vector<Record> &records) {
-  unsigned long total = 0;
-  for (const Record &record : records) {
-    if (record.attempted.find(" more refusals of this rule") != std::string::npos) {
-      total += std::stoul(record.attempted);
-    }
-  }
-  return total;
+  return audit_records(audit, "seccomp: ");
 }
 
 class RefusalRecords : public ::testing::TestWithParam<BackendCase> {
@@ -175,6 +148,9 @@ TEST_P(ServiceSupervisor, OutlivesPluginsThatHammerItOrDieMidCall) {
   // rest counted; what the dying plugins got answered before they died is counted too.
   ASSERT_FALSE(found.empty());
   EXPECT_EQ(found.back().rule, "seccomp: keyctl");
+  // Prepared sandboxes all: each named before its launch was sent, so no record is of
+  // "prepared".
+  for (const Record &record : found) EXPECT_EQ(record.plugin, "refused") << record.attempted;
   EXPECT_GE(counted(found) + found.size(), 80000u + 1u);
 }
 

@@ -30,35 +30,65 @@ class FakeProc {
 constexpr const char *kAllCaps = "000001ffffffffff";
 constexpr const char *kAllButAuditRead = "000001dfffffffff";
 
-TEST(LandlockAudit, Abi7AndRootWithAuditReadCanReadTheDenials) {
-  const LandlockAudit audit = landlock_audit(7, FakeProc("0", kAllCaps).root());
+TEST(LandlockAudit, Abi7RootWithAuditReadAndTheAuditOnAreRecorded) {
+  const LandlockAudit audit =
+      landlock_audit(7, KernelAuditState::on, FakeProc("0", kAllCaps).root());
   EXPECT_TRUE(audit.denials_logged);
   EXPECT_TRUE(audit.readable);
+  EXPECT_TRUE(audit.recorded);
   EXPECT_EQ(audit.summary,
-            "denials logged to the kernel audit where audit is on (Landlock ABI 7 >= 7); this "
-            "process can read the audit log (root, CAP_AUDIT_READ); sandbox-host does not copy "
-            "them into its audit: run --learn names them");
+            "recorded: the kernel audit is on and this process reads it (root, CAP_AUDIT_READ), "
+            "so each Landlock refusal of a launch is a record in sandbox-host's audit");
+}
+
+TEST(LandlockAudit, WithTheKernelAuditOffNothingIsRecordedAndItSaysHowToTurnItOn) {
+  const LandlockAudit audit =
+      landlock_audit(7, KernelAuditState::off, FakeProc("0", kAllCaps).root());
+  EXPECT_TRUE(audit.readable);
+  EXPECT_FALSE(audit.recorded);
+  EXPECT_EQ(audit.summary,
+            "not recorded: the kernel audit is off (auditctl -e 1 turns it on; sandbox-host "
+            "never does): run --learn names them");
+}
+
+TEST(LandlockAudit, AnAuditThatCannotBeAskedIsNotClaimedRecorded) {
+  const LandlockAudit audit =
+      landlock_audit(7, KernelAuditState::unknown, FakeProc("0", kAllCaps).root());
+  EXPECT_FALSE(audit.recorded);
+  EXPECT_NE(audit.summary.find("whenever the kernel audit is on"), std::string::npos);
 }
 
 TEST(LandlockAudit, RootWithoutAuditReadCannot) {
-  const LandlockAudit audit = landlock_audit(7, FakeProc("0", kAllButAuditRead).root());
+  const LandlockAudit audit =
+      landlock_audit(7, KernelAuditState::on, FakeProc("0", kAllButAuditRead).root());
   EXPECT_TRUE(audit.denials_logged);
   EXPECT_FALSE(audit.readable);
-  EXPECT_NE(audit.summary.find("root without CAP_AUDIT_READ"), std::string::npos);
+  EXPECT_FALSE(audit.recorded);
+  EXPECT_EQ(audit.summary,
+            "not recorded: this process cannot read the kernel audit (root without "
+            "CAP_AUDIT_READ): run --learn names them");
 }
 
 TEST(LandlockAudit, AnotherUserCannotEvenWithTheCapability) {
-  const LandlockAudit audit = landlock_audit(9, FakeProc("1000", kAllCaps).root());
+  const LandlockAudit audit =
+      landlock_audit(9, KernelAuditState::on, FakeProc("1000", kAllCaps).root());
   EXPECT_TRUE(audit.denials_logged);
   EXPECT_FALSE(audit.readable);
+  EXPECT_FALSE(audit.recorded);
+  EXPECT_NE(audit.summary.find("not root with CAP_AUDIT_READ"), std::string::npos);
 }
 
 TEST(LandlockAudit, BelowAbi7NothingIsLogged) {
-  const LandlockAudit audit = landlock_audit(6, FakeProc("0", kAllCaps).root());
+  const LandlockAudit audit =
+      landlock_audit(6, KernelAuditState::on, FakeProc("0", kAllCaps).root());
   EXPECT_FALSE(audit.denials_logged);
   EXPECT_TRUE(audit.readable);
-  EXPECT_EQ(audit.summary.rfind("denials not logged (Landlock ABI 6 < 7", 0), 0u) << audit.summary;
-  EXPECT_FALSE(landlock_audit(0, FakeProc("0", kAllCaps).root()).denials_logged);
+  EXPECT_FALSE(audit.recorded);
+  EXPECT_EQ(audit.summary,
+            "not recorded: the kernel does not log them (Landlock ABI 6 < 7; "
+            "Linux 6.15+ does): run --learn names them");
+  EXPECT_FALSE(
+      landlock_audit(0, KernelAuditState::on, FakeProc("0", kAllCaps).root()).denials_logged);
 }
 
 }  // namespace

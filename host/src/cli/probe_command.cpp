@@ -233,7 +233,7 @@ int run_probe(const ProbeOptions &options) {
     error = e.what();
   }
   const int landlock_abi = reported_landlock_abi(statuses);
-  const LandlockAudit audit = landlock_audit(landlock_abi);
+  const LandlockAudit audit = landlock_audit(landlock_abi, kernel_audit_state());
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
   const auto ops = op_lines(host);
   const auto egress = egress_line(host);
@@ -270,6 +270,8 @@ int run_probe(const ProbeOptions &options) {
     out["landlock_abi"] = landlock_abi;
     out["landlock_audit"] = boost::json::object{{"denials_logged", audit.denials_logged},
                                                 {"readable", audit.readable},
+                                                {"kernel_audit", to_string(audit.kernel_audit)},
+                                                {"recorded", audit.recorded},
                                                 {"summary", audit.summary}};
     boost::json::array ops_out;
     for (const OpLine &op : ops) {

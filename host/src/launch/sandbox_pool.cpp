@@ -317,10 +317,14 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
         handed_over(false);
         continue;
       }
+      // Named before it is sent: the plugin may be refused a call at once, and its record
+      // must carry its name.
+      sandbox->child.name_plugin(launch_name(spec));
       try {
         host_.bound_cgroup(sandbox->child.cgroup(), spec);
         send_launch(sandbox->channel.get(), {*launched}, stdio);
       } catch (const std::length_error &) {
+        sandbox->child.name_plugin("prepared");
         {
           std::lock_guard lock(mutex_);
           ready_.push_front(std::move(*sandbox));
@@ -340,7 +344,6 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
       handed_over(true);
       sandbox->child.take_status_channel(std::move(sandbox->channel));
       sandbox->child.watch(host_.watch_order(spec));
-      sandbox->child.name_plugin(launch_name(spec));
       sandbox->child.explain_death(host_.death_order(spec, mode_));
       return std::move(sandbox->child);
     }

@@ -2,6 +2,7 @@
 
 #include <sandbox_host/host/own_children.hpp>
 
+#include <sandbox_host/host/kernel_audit/landlock_audit_reader.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <system_error>
 #include <utility>
 
@@ -98,6 +100,8 @@ struct Child::State {
   // reaps the process and the cgroup goes.
   std::unique_ptr<LaunchWatch> watch;
   std::shared_ptr<SeccompWatch> seccomp;
+  // Where the kernel's audit is on and readable: Landlock's refusals of the sandbox.
+  std::unique_ptr<kernel_audit::LandlockAuditWatch> landlock;
   // Read once, by the first wait() that knows the exit.
   std::optional<DeathOrder> death_order;
   std::optional<Death> death;
@@ -148,6 +152,8 @@ ExitStatus Child::wait() {
     state_->exit = decode(state_->process->native_exit_code());
     end_watch(*state_);
   }
+  // Before the death report and the caller's next step: the records of what was refused.
+  if (state_->landlock) state_->landlock->settle();
   if (state_->death_order) {
     const DeathOrder order = *std::exchange(state_->death_order, std::nullopt);
     state_->death =
@@ -175,6 +181,7 @@ void Child::watch(WatchOrder order) {
 
 void Child::name_plugin(const std::string &plugin) {
   if (state_->seccomp) state_->seccomp->name_plugin(plugin);
+  if (state_->landlock) state_->landlock->name_plugin(plugin);
 }
 
 PluginCgroup *Child::cgroup() const noexcept {
@@ -203,6 +210,8 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
     inherited.push_back(ends[1]);
     env.push_back(seccomp_channel_variable(ends[1], command.learn != nullptr));
   }
+  const auto spawned = std::chrono::steady_clock::now();
+  const bool read_landlock = command.seccomp && kernel_audit::read_kernel_audit();
   ChildHardening hardening{::getpid(), inherited};
   try {
     state->process.emplace(state->context, command.program, command.args,
@@ -215,6 +224,10 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
   if (command.seccomp) {
     SeccompOrder order = *command.seccomp;
     order.learn = command.learn;
+    if (read_landlock) {
+      state->landlock = kernel_audit::read_landlock_denials(
+          state->process->id(), spawned, order.plugin, order.backend, order.audit);
+    }
     state->seccomp = supervise_seccomp(std::move(seccomp_host_end), std::move(order));
   }
   if (state->cgroup) state->cgroup->held_by_child();

@@ -1,22 +1,31 @@
-// Whether the kernel's audit log holds Landlock's denials here, and whether this process could
-// read them: Landlock ABI 7 (Linux 6.15) writes a sandbox's denials to the audit subsystem,
-// and reading that takes root with CAP_AUDIT_READ (the audit netlink socket's multicast group;
-// auditd's log file is root's). Probe shows it as one line; a reader of the denials asks it
-// first.
+// Whether Landlock's refusals reach sandbox-host's own audit here, and if not, why: Landlock
+// ABI 7 (Linux 6.15) writes a sandbox's refusals to the kernel's audit where it is on, and
+// the host reads them from there (kernel_audit/landlock_audit_reader.hpp) when it runs as
+// root with CAP_AUDIT_READ. Probe shows it as one line.
 #pragma once
 
 #include <string>
 
 namespace sandbox_host {
 
+enum class KernelAuditState { on, off, unknown };
+
 struct LandlockAudit {
   bool denials_logged = false;  // Landlock ABI >= 7
   bool readable = false;        // effective uid 0 with CAP_AUDIT_READ in effect
-  std::string summary;          // one short line saying both
+  KernelAuditState kernel_audit = KernelAuditState::unknown;
+  bool recorded = false;  // all three: each refusal is a record of sandbox-host's audit
+  std::string summary;    // one short line saying which, and what to do if not
 };
 
-// From the Landlock ABI probe found and this process's /proc/<proc_root>/self/status (a test
-// passes a tree of its own).
-LandlockAudit landlock_audit(int landlock_abi, const std::string &proc_root = "/proc");
+const char *to_string(KernelAuditState state) noexcept;
+
+// This host's kernel audit, as far as this process may ask (root with CAP_AUDIT_CONTROL).
+KernelAuditState kernel_audit_state();
+
+// From the Landlock ABI probe found, the kernel audit's state and this process's
+// /proc/<proc_root>/self/status (a test passes a tree of its own).
+LandlockAudit landlock_audit(int landlock_abi, KernelAuditState kernel_audit,
+                             const std::string &proc_root = "/proc");
 
 }  // namespace sandbox_host
