@@ -90,16 +90,17 @@ void LandlockLaunch::record(const LandlockDenial &denial) {
   audit_->record(landlock_record(denial, plugin, backend_));
 }
 
-void LandlockLaunch::record_lost(std::uint64_t records) {
+void LandlockLaunch::record_lost(std::uint64_t overruns) {
   std::string plugin;
   {
     std::lock_guard lock(mutex_);
     plugin = plugin_;
   }
   audit_->record({backend_, plugin, "landlock: records lost",
-                  "the kernel's audit sent " + std::to_string(records) +
-                      " records faster than the host read them; Landlock refusals among them "
-                      "are not recorded",
+                  "the kernel's audit sent records faster than the host read them (its "
+                  "receive buffer overran " +
+                      std::to_string(overruns) +
+                      " times); Landlock refusals among them are not recorded",
                   "a plugin refused in a tight loop can cause this; the kernel's own audit "
                   "(auditd) still has what it kept"});
 }

@@ -53,8 +53,8 @@ class LandlockLaunch {
   // A prepared sandbox is named at its launch.
   void name_plugin(const std::string &plugin);
   void record(const LandlockDenial &denial);
-  // What went missing between the kernel and the host, said once per call.
-  void record_lost(std::uint64_t records);
+  // Records went missing between the kernel and the host: its receive buffer overran.
+  void record_lost(std::uint64_t overruns);
 
  private:
   std::mutex mutex_;
