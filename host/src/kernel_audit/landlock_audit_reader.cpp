@@ -34,6 +34,9 @@ constexpr auto kBacklogWait = 100ms;
 constexpr auto kReaderWait = 200ms;
 // The longest record the kernel writes (MAX_AUDIT_MESSAGE_LENGTH) and its header.
 constexpr std::size_t kMaxMessage = 8970 + NLMSG_HDRLEN;
+// Records read before the thread answers the launches that wait and expires what it
+// holds: a host whose audit never pauses must not keep them waiting to their bound.
+constexpr int kRecordsPerTurn = 1024;
 
 class Reader {
  public:
@@ -93,10 +96,11 @@ class Reader {
       std::uint64_t wakes;
       while (::read(wake_.get(), &wakes, sizeof wakes) > 0) {
       }
-      read_socket(buffer);
+      const bool drained = read_socket(buffer);
       {
         std::lock_guard lock(mutex_);
-        answered_ = asked;
+        // A launch that waits is answered once what came before it asked has been read.
+        if (drained) answered_ = asked;
         denials_.expire(Clock::now());
         holding = denials_.held_events() > 0;
       }
@@ -104,10 +108,12 @@ class Reader {
     }
   }
 
-  // Every record the socket holds; the kernel sends one per datagram.
-  void read_socket(std::vector<char> &buffer) {
+  // What the socket holds, up to kRecordsPerTurn; the kernel sends one record per datagram.
+  // Whether it read all there was.
+  bool read_socket(std::vector<char> &buffer) {
     std::uint64_t overruns = 0;
-    for (;;) {
+    bool drained = false;
+    for (int records = 0; records < kRecordsPerTurn && !drained; ++records) {
       const ssize_t got = ::recv(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT);
       if (got < 0) {
         if (errno == EINTR) continue;
@@ -115,7 +121,8 @@ class Reader {
           ++overruns;
           continue;
         }
-        break;
+        drained = true;
+        continue;
       }
       if (static_cast<std::size_t>(got) < NLMSG_HDRLEN) continue;
       nlmsghdr header;
@@ -125,13 +132,15 @@ class Reader {
       std::lock_guard lock(mutex_);
       denials_.read(header.nlmsg_type, text, Clock::now());
     }
-    if (overruns == 0) return;
-    std::vector<std::shared_ptr<LandlockLaunch>> launches;
-    {
-      std::lock_guard lock(mutex_);
-      launches = denials_.launches();
+    if (overruns > 0) {
+      std::vector<std::shared_ptr<LandlockLaunch>> launches;
+      {
+        std::lock_guard lock(mutex_);
+        launches = denials_.launches();
+      }
+      for (const auto &launch : launches) launch->record_lost(overruns);
     }
-    for (const auto &launch : launches) launch->record_lost(overruns);
+    return drained;
   }
 
   UniqueFd socket_;
