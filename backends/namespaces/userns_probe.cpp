@@ -3,7 +3,7 @@
 #include "userns_refusal.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -30,6 +30,89 @@ struct ChildReport {
   int proc_error = 0;      // mounting the sandbox's /proc from pid 1 of the new pid namespace
   int hostname_error = 0;  // sethostname in the new uts namespace
 };
+
+// What the probe's child needs, made before the vfork.
+struct ProbeInputs {
+  const char *uid_map;
+  std::size_t uid_map_size;
+  const char *gid_map;
+  std::size_t gid_map_size;
+  bool try_proc;
+  int report_fd;
+};
+
+int write_file(const char *path, const char *text, std::size_t size) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int result = ::write(fd, text, size) == static_cast<ssize_t>(size) ? 0 : errno;
+  ::close(fd);
+  return result;
+}
+
+// The probe's child: the steps the sandbox's init meets, each a system call; it reports the
+// first that fails and its errno, and what the init would meet beyond them. It runs in the
+// host's memory (vfork) and writes nothing of it: its report goes to the pipe.
+[[noreturn]] void run_probe_child(const ProbeInputs &in) {
+  // Bounded: a child stuck in the kernel for a second ends by its alarm, and the host reads
+  // that as no answer.
+  struct sigaction fallback = {};
+  fallback.sa_handler = SIG_DFL;
+  ::sigaction(SIGALRM, &fallback, nullptr);
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  ::sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
+  ::alarm(1);
+  ChildReport report;
+  // Network and ipc namespaces are left out: they cost most of the probe's time (a network
+  // namespace alone is ~0.4 ms here, docs/benchmarks.md) and the settings that refuse
+  // sandboxes (user namespace limits, AppArmor, container seccomp) refuse the user
+  // namespace already.
+  int error = 0;
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS) != 0) {
+    report.failed = ProbeStep::user_namespace;
+    report.error = errno;
+  } else if ((error = write_file("/proc/self/setgroups", "deny", 4)) != 0 ||
+             (error = write_file("/proc/self/uid_map", in.uid_map, in.uid_map_size)) != 0 ||
+             (error = write_file("/proc/self/gid_map", in.gid_map, in.gid_map_size)) != 0) {
+    report.failed = ProbeStep::id_maps;
+    report.error = error;
+  } else if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
+    report.failed = ProbeStep::mount;
+    report.error = errno;
+  } else {
+    report.hostname_error = ::sethostname("sandbox", 7) != 0 ? errno : 0;
+    if (in.try_proc) {
+      // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid
+      // namespace (a fork: it needs a memory of its own to outlive nothing but itself).
+      const pid_t init = ::fork();
+      if (init == 0) {
+        const int mounted =
+            ::mount("proc", "/tmp", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") == 0
+                ? 0
+                : errno;
+        ::_exit(mounted);
+      }
+      int status = 0;
+      report.proc_error = init < 0 ? errno
+                          : ::waitpid(init, &status, 0) == init && WIFEXITED(status)
+                              ? WEXITSTATUS(status)
+                              : ECHILD;
+    }
+  }
+  ssize_t ignored = ::write(in.report_fd, &report, sizeof report);
+  (void)ignored;
+  ::_exit(0);
+}
+
+// vfork: no copy of the host's page tables, which made the probe cost a one-shot launch
+// about a third of a millisecond and the host copy-on-write faults after it. In a function
+// of its own, so that none of the caller's variables lives in the frame the child borrows.
+__attribute__((noinline)) pid_t start_probe_child(const ProbeInputs &inputs) {
+  const pid_t child = ::vfork();
+  if (child == 0) run_probe_child(inputs);
+  return child;
+}
 
 }  // namespace
 
@@ -91,88 +174,34 @@ ProbeReport probe_user_namespaces() {
     report.reason = std::string("probe: pipe: ") + std::strerror(errno);
     return report;
   }
-  // Prepared before the fork: the child of a multi-threaded host may only make system
-  // calls, no allocation.
+  // Prepared before the vfork: the child may only make system calls, no allocation.
   const std::string uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1";
   const std::string gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1";
-  pid_t child = ::fork();
+  const ProbeInputs inputs{uid_map.c_str(), uid_map.size(), gid_map.c_str(),
+                           gid_map.size(),  try_proc,       pipe_fds[1]};
+  // Blocked across the vfork: no handler of the host's runs in the child.
+  sigset_t all, previous;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  const pid_t child = start_probe_child(inputs);
+  const int vfork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ::close(pipe_fds[1]);
   if (child < 0) {
-    report.reason = std::string("probe: fork: ") + std::strerror(errno);
+    report.reason = std::string("probe: vfork: ") + std::strerror(vfork_error);
     ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
     return report;
   }
-  if (child == 0) {
-    // Reports the first step that fails and its errno, and what the sandbox's init would
-    // meet beyond them.
-    auto write_file = [](const char *path, const char *text, size_t size) {
-      int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-      if (fd < 0) return errno;
-      int result = ::write(fd, text, size) == static_cast<ssize_t>(size) ? 0 : errno;
-      ::close(fd);
-      return result;
-    };
-    ChildReport child_report;
-    auto fail = [&child_report](ProbeStep step, int error) {
-      child_report.failed = step;
-      child_report.error = error;
-    };
-    // Network and ipc namespaces are left out: they cost most of the probe's time (a network
-    // namespace alone is ~0.4 ms here, docs/benchmarks.md) and the settings that refuse
-    // sandboxes (user namespace limits, AppArmor, container seccomp) refuse the user
-    // namespace already.
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS) != 0) {
-      fail(ProbeStep::user_namespace, errno);
-    }
-    int error = 0;
-    if (child_report.failed == ProbeStep::none &&
-        ((error = write_file("/proc/self/setgroups", "deny", 4)) != 0 ||
-         (error = write_file("/proc/self/uid_map", uid_map.data(), uid_map.size())) != 0 ||
-         (error = write_file("/proc/self/gid_map", gid_map.data(), gid_map.size())) != 0)) {
-      fail(ProbeStep::id_maps, error);
-    }
-    if (child_report.failed == ProbeStep::none &&
-        ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
-      fail(ProbeStep::mount, errno);
-    }
-    if (child_report.failed == ProbeStep::none) {
-      child_report.hostname_error = ::sethostname("sandbox", 7) != 0 ? errno : 0;
-    }
-    if (child_report.failed == ProbeStep::none && try_proc) {
-      // The sandbox's /proc, mounted as its init mounts it: by pid 1 of the new pid
-      // namespace.
-      const pid_t init = ::fork();
-      if (init == 0) {
-        const int mounted =
-            ::mount("proc", "/tmp", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "subset=pid") == 0
-                ? 0
-                : errno;
-        ::_exit(mounted);
-      }
-      int status = 0;
-      child_report.proc_error = init < 0 ? errno
-                                : ::waitpid(init, &status, 0) == init && WIFEXITED(status)
-                                    ? WEXITSTATUS(status)
-                                    : ECHILD;
-    }
-    ssize_t ignored = ::write(pipe_fds[1], &child_report, sizeof child_report);
-    (void)ignored;
-    ::_exit(0);
+  // The child has ended when vfork returns here (it never executes anything): its report
+  // is in the pipe, or it was killed, by its own alarm if it took over a second.
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  ::close(pipe_fds[1]);
-
-  // The child writes its report and exits; bounded, so one stuck in the kernel cannot hold
-  // the probe.
   ChildReport child_report;
-  bool reported = false;
-  pollfd ready{pipe_fds[0], POLLIN, 0};
-  const bool answered = ::poll(&ready, 1, 1000) == 1;
-  if (answered) {
-    reported = ::read(pipe_fds[0], &child_report, sizeof child_report) == sizeof child_report;
-  }
+  const bool reported =
+      ::read(pipe_fds[0], &child_report, sizeof child_report) == sizeof child_report;
   ::close(pipe_fds[0]);
-  if (!answered) ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
+  const bool answered = !(WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM);
 
   if (!answered) {
     report.reason = "creating a user namespace did not finish within a second";

@@ -12,17 +12,13 @@
 #include <boost/type_traits.hpp>
 // clang-format off
 #include <boost/asio/io_context.hpp>
-#include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
 // Only this file uses Process v2, so it compiles the library's sources too.
 #include <boost/process/v2/src.hpp>
 // clang-format on
 
-#include <fcntl.h>
-#include <linux/close_range.h>
-#include <signal.h>
-#include <sys/prctl.h>
+#include "exec_child.hpp"
+
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,47 +32,6 @@ namespace sandbox_host {
 namespace bp = boost::process::v2;
 
 namespace {
-
-// Runs in the forked child, between fork and exec: only async-signal-safe calls.
-struct ChildHardening {
-  pid_t parent;
-  const std::vector<int> &pass_fds;
-
-  bp::error_code on_setup(bp::posix::default_launcher &launcher, const bp::filesystem::path &,
-                          const char *const *) {
-    launcher.fd_whitelist.insert(launcher.fd_whitelist.end(), pass_fds.begin(), pass_fds.end());
-    return {};
-  }
-
-  bp::error_code on_exec_setup(bp::posix::default_launcher &launcher, const bp::filesystem::path &,
-                               const char *const *) {
-    auto fail = [] { return bp::error_code(errno, bp::system_category()); };
-    // Boost 1.81's own close_all() compares each whitelisted fd with itself, so it never
-    // closes the gap between 2 and its exec-error pipe: every descriptor the host had open
-    // below that pipe would reach the plugin. Close everything not whitelisted here first.
-    std::sort(launcher.fd_whitelist.begin(), launcher.fd_whitelist.end());
-    unsigned next = 0;
-    for (int keep : launcher.fd_whitelist) {
-      if (static_cast<unsigned>(keep) > next && ::close_range(next, keep - 1, 0) != 0) {
-        return fail();
-      }
-      next = std::max(next, static_cast<unsigned>(keep) + 1);
-    }
-    if (::close_range(next, ~0U, 0) != 0) return fail();
-    // Own session: the plugin has no controlling terminal, so TIOCSTI cannot reach ours.
-    if (::setsid() < 0) return fail();
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return fail();
-    // The parent may have died before the line above armed the signal.
-    if (::getppid() != parent) return bp::error_code(ESRCH, bp::system_category());
-    sigset_t none;
-    sigemptyset(&none);
-    if (::sigprocmask(SIG_SETMASK, &none, nullptr) != 0) return fail();
-    for (int fd : pass_fds) {
-      if (::fcntl(fd, F_SETFD, 0) != 0) return fail();
-    }
-    return {};
-  }
-};
 
 ExitStatus decode(int native) {
   ExitStatus status;
@@ -212,14 +167,27 @@ Child spawn(const LaunchCommand &command, const std::vector<int> &pass_fds, cons
   }
   const auto spawned = std::chrono::steady_clock::now();
   const bool read_landlock = command.seccomp && kernel_audit::read_kernel_audit();
-  ChildHardening hardening{::getpid(), inherited};
-  try {
-    state->process.emplace(state->context, command.program, command.args,
-                           bp::process_environment(env),
-                           bp::process_stdio{stdio.in, stdio.out, stdio.err}, hardening);
-  } catch (const boost::system::system_error &e) {
-    throw std::system_error(e.code().value(), std::generic_category(), "spawn " + command.program);
-  }
+  // Built before the vfork: the child allocates nothing.
+  std::vector<char *> argv{const_cast<char *>(command.program.c_str())};
+  for (const auto &arg : command.args) argv.push_back(const_cast<char *>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char *> envp;
+  for (const auto &entry : env) envp.push_back(const_cast<char *>(entry.c_str()));
+  envp.push_back(nullptr);
+  ExecPlan plan;
+  plan.program = command.program.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.stdio[0] = stdio.in;
+  plan.stdio[1] = stdio.out;
+  plan.stdio[2] = stdio.err;
+  plan.keep = {0, 1, 2};
+  plan.keep.insert(plan.keep.end(), inherited.begin(), inherited.end());
+  std::sort(plan.keep.begin(), plan.keep.end());
+  plan.keep.erase(std::unique(plan.keep.begin(), plan.keep.end()), plan.keep.end());
+  plan.passed = inherited;
+  plan.parent = ::getpid();
+  state->process.emplace(state->context.get_executor(), exec_child(plan));
   state->own.emplace(state->process->id());
   if (command.seccomp) {
     SeccompOrder order = *command.seccomp;
