@@ -200,6 +200,14 @@ def threads_of(pid):
     return 0
 
 
+def kernel_threads_cpu():
+    """CPU seconds of the kernel's threads (kthreadd's children: kworkers tearing down the
+    sandboxes' network namespaces, RCU), which work for the launches without being any
+    process's child."""
+    table = process_table()
+    return sum(cpu for pid, (ppid, _, cpu) in table.items() if ppid == 2 or pid == 2)
+
+
 def mem_available_kb():
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable:"):
@@ -815,7 +823,8 @@ def verdict(ratio, goal):
     return f"≤ {goal:.1f}×: {'**met**' if ratio <= goal else 'not met'}"
 
 
-def render(res, args, command, env_info, foreign, load_before, load_after, revision, versions):
+def render(res, args, command, env_info, foreign, load_before, load_after, revision, versions,
+           kernel):
     out = [BEGIN, "", "## What a launch costs, against bubblewrap (issue 44; unprivileged, one "
            "interleaved run)", ""]
     who = "uid 65534, `nobody`" if res["uid"] == 65534 else f"uid {res['uid']}"
@@ -920,7 +929,9 @@ def render(res, args, command, env_info, foreign, load_before, load_after, revis
                         for d in depths) + ").",
             "",
             "*RUSAGE_CHILDREN* is getrusage(2)'s delta over the burst, after the reaping: it",
-            "holds *waited for* and *orphans* (a check that nothing was missed).",
+            "holds *waited for* and *orphans* (a check that nothing was missed). With one launch",
+            "per burst the service's column is a tick or none per round, less an idle rate",
+            "(the pools' renewals) of the same size at depth 16: read the bursts of 4 and more.",
             "",
             "| launches at once | variant | waited for | orphans | service | total | "
             "RUSAGE_CHILDREN | bubblewrap's total | ratio |",
@@ -1058,8 +1069,11 @@ def render(res, args, command, env_info, foreign, load_before, load_after, revis
     out += ["```", "", "```toml", service_config("<work>", "N").rstrip("\n"), "```", "",
             "```toml", oneshot_config("<work>").rstrip("\n"), "```", ""]
     out += machine_lines(env_info)
-    out += [f"- CPU time used by anything but this run while it ran: {foreign:.1%} of the machine;"
-            f" load average before / after: {load_before} / {load_after}",
+    out += [f"- CPU time used by anything but this run and the kernel's threads while it ran:"
+            f" {foreign:.1%} of the machine",
+            f"- the kernel's threads (kworkers, which tear down the sandboxes' namespaces,"
+            f" bubblewrap's too) used {kernel:.1f} s of CPU meanwhile, in no row above",
+            f"- load average before / after: {load_before} / {load_after}",
             f"- source: {revision}", f"- build: `{display_path(args.build)}`"]
     out += [f"- {v}" for v in versions]
     out += ["", END]
@@ -1126,7 +1140,9 @@ def main():
         answer_r, answer_w = os.pipe()
         worker_argv += ["--pss-fds", f"{answer_r},{request_w}"]
         log("running: " + shlex.join(prefix + worker_argv))
-        with ForeignLoad() as foreign:
+        kernel0 = kernel_threads_cpu()
+        own = lambda: kernel_threads_cpu() + sum(os.times()[:2])  # noqa: E731
+        with ForeignLoad(own) as foreign:
             process = subprocess.Popen(prefix + worker_argv, env=launch_env(work), cwd=str(work),
                                        pass_fds=(answer_r, request_w))
             os.close(answer_r)
@@ -1137,6 +1153,7 @@ def main():
             except subprocess.TimeoutExpired:
                 process.kill()
                 die("the worker did not exit")
+        kernel = kernel_threads_cpu() - kernel0
         if returncode != 0:
             die(f"the worker exited {returncode}")
         res = json.loads(out.read_text())
@@ -1146,7 +1163,7 @@ def main():
                              str(args.paced_rounds), "--idle-counts", args.idle_counts]))
     versions = tool_versions([["bwrap", "--version"]])
     section = render(res, args, command, env_info, foreign.share, load_before, load_average(),
-                     source_revision(), versions)
+                     source_revision(), versions, kernel)
     long = [line for line in section.splitlines() if len(line) > 200]
     if long:
         log(f"{len(long)} lines over 200 characters, e.g. {long[0][:80]}...")
