@@ -531,28 +531,6 @@ TEST_F(SandboxPoolTest, LaunchesInARowEachGetAPreparedSandbox) {
   EXPECT_EQ(pool.stats().failed, 0u);
 }
 
-TEST_F(SandboxPoolTest, APoolThatFellBehindRefillsAtOnceAndAFullOneWaitsRefillDelay) {
-  TempSpec t("report", REPORT_PLUGIN);
-  t.spec.args = {"report"};
-  {
-    // Full and ready: the launch's replacement waits refill_delay, far past this check.
-    SandboxPool pool(host_, "namespaces", Network::none, {.depth = 2, .refill_delay = 20s});
-    ASSERT_EQ(pool.wait_ready(kTimeout), 2u);
-    EXPECT_EQ(launch_and_finish(pool, t.spec).status.shell_status(), 0);
-    std::this_thread::sleep_for(500ms);
-    EXPECT_EQ(stage1_processes().size(), 1u);
-  }
-  {
-    // A launch at once, while both are still setting up: the pool is behind its launches,
-    // and the replacement starts without waiting refill_delay.
-    SandboxPool pool(host_, "namespaces", Network::none, {.depth = 2, .refill_delay = 20s});
-    EXPECT_EQ(launch_and_finish(pool, t.spec).status.shell_status(), 0);
-    EXPECT_TRUE(eventually([] { return stage1_processes().size() == 2; }))
-        << stage1_processes().size() << " prepared";
-    EXPECT_EQ(pool.stats().prepared_launches, 1u);
-  }
-}
-
 TEST_F(SandboxPoolTest, TwoPoolsServeTheirOwnNetworks) {
   SandboxPool none(host_, "namespaces", Network::none);
   SandboxPool outbound(host_, "namespaces", Network::outbound);

@@ -109,9 +109,7 @@ void SandboxPool::run_spawner() {
     if (stopping_) return;
     // A replacement waits a moment after a launch, so that the plugin just launched starts
     // on a CPU nobody is setting a sandbox up on; not when someone waits for it.
-    if (behind_ && ready_.size() >= wanted_) behind_ = false;
-    if (!errand_ && waiting_ == 0 && !behind_ &&
-        Clock::now() < last_launch_ + options_.refill_delay) {
+    if (!errand_ && waiting_ == 0 && Clock::now() < last_launch_ + options_.refill_delay) {
       changed_.wait_until(lock, last_launch_ + options_.refill_delay,
                           [this] { return stopping_ || errand_ || waiting_ > 0; });
       continue;
@@ -250,17 +248,8 @@ std::size_t SandboxPool::wait_ready(std::chrono::milliseconds timeout) {
   return ready;
 }
 
-void SandboxPool::fall_behind() {
-  {
-    std::lock_guard lock(mutex_);
-    behind_ = true;
-  }
-  changed_.notify_all();
-}
-
 std::optional<SandboxPool::Prepared> SandboxPool::take(Clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  if (ready_.empty()) behind_ = true;
   // A waiting launch has the spawner start a sandbox now rather than after refill_delay.
   ++waiting_;
   changed_.notify_all();
@@ -319,10 +308,6 @@ Child SandboxPool::launch(const Spec &spec, const Stdio &stdio,
         sandbox.reset();  // its Child kills it; nothing failed, it only grew old
         handed_over(false);
         continue;
-      }
-      // One still setting up: launches come faster than the pool refills.
-      if (!sandbox->ready && await_ready(*sandbox, Clock::now()) == Readiness::pending) {
-        fall_behind();
       }
       const Readiness readiness = await_ready(*sandbox, deadline);
       if (readiness != Readiness::ready) {

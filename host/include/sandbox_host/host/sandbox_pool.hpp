@@ -41,8 +41,7 @@ struct PoolOptions {
   // launch that finds an old one discards it then, and waits for its replacement.
   bool renew_idle = false;
   // How long after a launch the pool starts its replacement, so that the plugin just
-  // launched gets the CPU first; at once when a launch or wait_ready() waits for one, and
-  // while the pool is behind: from a launch that found none ready until it is full again.
+  // launched gets the CPU first; at once when a launch or wait_ready() waits for one.
   std::chrono::milliseconds refill_delay{50};
   // How long a launch waits for a sandbox that is still setting up.
   std::chrono::milliseconds ready_timeout{std::chrono::seconds(5)};
@@ -103,8 +102,6 @@ class SandboxPool {
   std::optional<Prepared> take(std::chrono::steady_clock::time_point deadline);
   // One taken by take() is done with; launched: it carries a plugin now.
   void handed_over(bool launched);
-  // A launch found the pool short of ready sandboxes: it refills at once until it is full.
-  void fall_behind();
 
   const Host &host_;
   const std::string mode_;
@@ -124,9 +121,6 @@ class SandboxPool {
   std::function<void()> errand_;  // a cold launch the spawner thread runs for a caller
   bool preparing_ = false;
   bool stopping_ = false;
-  // A launch found no sandbox ready: launches come faster than refill_delay lets the pool
-  // refill, so it refills at once until it holds wanted_ ready again.
-  bool behind_ = false;
   unsigned failures_in_a_row_ = 0;
   PoolStats stats_;
   std::thread spawner_;
