@@ -1056,7 +1056,10 @@ def render(res, args, command, env_info, foreign, load_before, load_after, revis
                                                          for d, n in res["audit"].items()) + ".",
             "", "### Exactly what ran", "",
             f"`{BACKEND_ENV}=namespaces` in every environment; `<tmp>` is a world-readable copy "
-            "of the build (sandbox-host, the client, the broker, the modules).", "", "```sh",
+            "of the build (sandbox-host, the client, the broker, the modules)"
+            + (", with its debug info." if args.unstripped else
+               ", stripped (`strip --strip-unneeded`) as the Debian package installs them."),
+            "", "```sh",
             command, "```", "", "The variants, each service's config and the one-shot's:", "",
             "```"]
     for name, argv in res["commands"].items():
@@ -1100,6 +1103,9 @@ def parse_args():
     parser.add_argument("--max-wait", type=float, default=120,
                         help="seconds to wait for an idle machine before starting")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--unstripped", action="store_true",
+                        help="measure the build's binaries with their debug info; by default "
+                             "they are stripped as the Debian package installs them")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--stage", help=argparse.SUPPRESS)
     parser.add_argument("--pss-fds", help=argparse.SUPPRESS)
@@ -1111,6 +1117,20 @@ def parse_args():
         parser.error("--pause-ms must be at least 60 (the pool refills 50 ms after a launch)")
     args.build = args.build.resolve()
     return args
+
+
+def strip_as_installed(stage_dir):
+    """The package ships its executables and modules without debug info (it goes to
+    -dbgsym): bubblewrap is measured as Debian ships it, and so is sandbox-host."""
+    if shutil.which("strip") is None:
+        die("strip (binutils) is needed to measure the binaries as installed; or --unstripped")
+    for path in sorted(stage_dir.rglob("*")):
+        if not path.is_file():
+            continue
+        with path.open("rb") as head:
+            elf = head.read(4) == b"\x7fELF"
+        if elf:
+            subprocess.run(["strip", "--strip-unneeded", str(path)], check=True)
 
 
 def main():
@@ -1125,6 +1145,8 @@ def main():
         tmp.chmod(0o755)
         args.tmp_name = tmp_name
         stage(args.build, tmp / "stage")
+        if not args.unstripped:
+            strip_as_installed(tmp / "stage")
         work = user_dir(tmp / "out", args.user)
         out = work / "result.json"
         worker_argv = [PYTHON, str(Path(__file__).resolve()), "--worker", str(out),
@@ -1160,7 +1182,8 @@ def main():
     command = shlex.join([PYTHON, "bench/launch_cost.py", "--build", display_path(args.build)]
                          + (["--quick"] if args.quick else
                             ["--rounds", str(args.rounds), "--paced-rounds",
-                             str(args.paced_rounds), "--idle-counts", args.idle_counts]))
+                             str(args.paced_rounds), "--idle-counts", args.idle_counts])
+                         + (["--unstripped"] if args.unstripped else []))
     versions = tool_versions([["bwrap", "--version"]])
     section = render(res, args, command, env_info, foreign.share, load_before, load_average(),
                      source_revision(), versions, kernel)
