@@ -265,7 +265,8 @@ TEST_P(BrokerAbuseAs, AHostileSandboxDelaysNoOtherSandboxsPing) {
   setup.spool_in_sandbox_dir = true;
   ServedBroker broker(setup);
   ASSERT_EQ(broker.ask({"ping"}).out, "pong");
-  const int baseline = open_descriptors(broker.pid());
+  const int baseline = settled_descriptors(broker.pid());
+  const std::string before = describe_descriptors(broker.pid());
 
   std::vector<std::string> argv = broker.as_user();
   for (const std::string &arg :
@@ -309,7 +310,9 @@ TEST_P(BrokerAbuseAs, AHostileSandboxDelaysNoOtherSandboxsPing) {
     std::this_thread::sleep_for(100ms);
     left = open_descriptors(broker.pid());
   }
-  EXPECT_EQ(left, baseline);
+  EXPECT_EQ(left, baseline) << "before:\n"
+                            << before << "after:\n"
+                            << describe_descriptors(broker.pid());
   const auto records = broker.audit();
   EXPECT_TRUE(std::any_of(records.begin(), records.end(),
                           [](const auto &record) { return record.at("rule") == "request-busy"; }));

@@ -170,15 +170,7 @@ TEST_P(Lifecycle, AKilledBrokerGivesItsClientNoBrokerNotAHang) {
 TEST_P(Lifecycle, AFloodOfRequestsLeavesNoDescriptorOrFileBehind) {
   ServedBroker broker(setup_for(GetParam()));
   ASSERT_EQ(broker.ask({"ping"}).out, "pong");
-  // The count once the ping's answer has let go of everything: the client returns when the
-  // last frame is in, which can be before the broker closes that request's descriptors.
-  int baseline = open_descriptors(broker.pid());
-  for (int attempt = 0; attempt < 40; ++attempt) {
-    std::this_thread::sleep_for(milliseconds(50));
-    const int now = open_descriptors(broker.pid());
-    if (now == baseline) break;
-    baseline = now;
-  }
+  const int baseline = settled_descriptors(broker.pid());
   std::vector<std::string> ask = broker.as_user();
   ask.push_back(broker.sandbox_host());
   ask.push_back("ask");

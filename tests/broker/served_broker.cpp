@@ -186,4 +186,30 @@ int open_descriptors(pid_t pid) {
   return count;
 }
 
+std::string describe_descriptors(pid_t pid) {
+  std::string out;
+  const fs::path dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    std::error_code error;
+    const auto target = fs::read_symlink(entry.path(), error);
+    out += entry.path().filename().string() + " -> " + (error ? "?" : target.string()) + "\n";
+  }
+  return out;
+}
+
+int settled_descriptors(pid_t pid) {
+  const auto holds_a_request = [pid] {
+    const std::string held = describe_descriptors(pid);
+    return held.find(".request") != std::string::npos || held.find(".reply") != std::string::npos;
+  };
+  int count = open_descriptors(pid);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int now = open_descriptors(pid);
+    if (now == count && !holds_a_request()) break;
+    count = now;
+  }
+  return count;
+}
+
 }  // namespace sandbox_host::test

@@ -91,5 +91,11 @@ std::vector<std::string> lines(const std::string &out);
 std::string field(const std::string &out, const std::string &key);
 // The number of descriptors process pid holds.
 int open_descriptors(pid_t pid);
+// The count once an answer just given has let go of everything (no spool request or reply
+// held, the count steady for 50 ms): a client returns when the last frame is in, which can
+// be before the broker closes that request's descriptors.
+int settled_descriptors(pid_t pid);
+// Each open descriptor of pid and what it names, a line each, for a failure's message.
+std::string describe_descriptors(pid_t pid);
 
 }  // namespace sandbox_host::test
