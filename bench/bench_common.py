@@ -408,14 +408,14 @@ def wait_for_idle(limit, max_wait):
 
 
 def machine_lines(env_info, kernel_extra=""):
-    """The start of a report's "Machine and build" section."""
+    """The start of a report's "Machine and build" section: the machine and the date, one line."""
+    cpus = f"{env_info['nproc']} CPUs" + (f" ({env_info['cpu']})" if env_info["cpu"] else "")
+    kernel = (f"kernel {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
+              + kernel_extra)
     return [
         "### Machine and build",
         "",
-        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
-        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
-        + kernel_extra,
-        f"- date: {env_info['date']}",
+        f"- machine: {cpus}, {kernel}; date: {env_info['date']}",
     ]
 
 
