@@ -9,10 +9,12 @@ import datetime
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -92,8 +94,135 @@ def source_revision():
     return head + " with uncommitted changes in " + ", ".join(f"`{d}`" for d in dirs)
 
 
+# No line of docs/benchmarks.md is longer than this (tests/docs/benchmarks_doc_test.py).
+MAX_LINE = 200
+WRAP = 100  # prose that is too long is wrapped at this width
+
+
+def _split_cells(row):
+    """The cells of a Markdown table row; `\|` inside a cell is not a separator."""
+    cells, cell, i, body = [], "", 0, row.strip()[1:-1] if row.strip().endswith("|") else row.strip()[1:]
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body) and body[i + 1] == "|":
+            cell += "\\|"
+            i += 2
+            continue
+        if body[i] == "|":
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += body[i]
+        i += 1
+    cells.append(cell.strip())
+    return cells
+
+
+def _fit_table(rows):
+    """A table whose rows fit MAX_LINE: the longest cells of a row that does not (never the
+    first, which names the row, while another will do) become a reference *(n)*, and their
+    text a note below the table; equal texts share one note."""
+    notes, out = [], []
+    for row in rows:
+        cells = _split_cells(row)
+        line = "| " + " | ".join(cells) + " |"
+        while len(line) > MAX_LINE:
+            movable = [i for i, c in enumerate(cells) if not re.fullmatch(r"\*\(\d+\)\*", c)]
+            rest = [i for i in movable if i > 0] or movable
+            if not rest:
+                break
+            i = max(rest, key=lambda k: len(cells[k]))
+            if cells[i] not in notes:
+                notes.append(cells[i])
+            cells[i] = f"*({notes.index(cells[i]) + 1})*"
+            line = "| " + " | ".join(cells) + " |"
+        out.append(line if line != "| " + " | ".join(_split_cells(row)) + " |" else row)
+    if notes:
+        out.append("")
+        for n, text in enumerate(notes, 1):
+            out += _wrap(f"- *({n})* {text}")
+    return out
+
+
+def _wrap(line):
+    """line, wrapped at WRAP when it is longer than MAX_LINE; a list item's continuation
+    lines are indented under its text."""
+    if len(line) <= MAX_LINE:
+        return [line]
+    lead = re.match(r"(\s*(?:[-*] |\d+\. )?)", line).group(1)
+    for width in range(WRAP, WRAP - 20, -1):  # no continuation line may read as a list or a table
+        out = textwrap.wrap(line[len(lead):], width=width, initial_indent=lead,
+                            subsequent_indent=" " * len(lead), break_long_words=False,
+                            break_on_hyphens=False)
+        if not any(re.match(r"\s*([-+*>#|]|\d+[.)])( |$)", rest) for rest in out[1:]):
+            return out
+    return out
+
+
+def _wrap_code(line):
+    """A shell line of a code block, broken before WRAP (MAX_LINE at most) at a space: outside
+    quotes with a backslash, inside a quoted command (hyperfine and sh split it at any white
+    space) without one; continuation lines are indented by two more spaces."""
+    if len(line) <= MAX_LINE:
+        return [line]
+    more = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    out, rest, quote = [], line, None
+    while len(rest) > MAX_LINE:
+        state, best_out, best_in = quote, (-1, None), (-1, None)
+        for i, ch in enumerate(rest[:MAX_LINE - 1]):
+            if i > WRAP and max(best_out[0], best_in[0]) > len(more):
+                break
+            if state:
+                if ch == state:
+                    state = None
+                elif ch == " " and i > len(more):
+                    best_in = (i, state)
+            elif ch in "'\"":
+                state = ch
+            elif ch == " " and i > len(more) and rest[i - 1] != " ":
+                best_out = (i, None)
+        if best_out[0] > WRAP // 2 or (best_out[0] > 0 and best_in[0] < 0):
+            at, quote = best_out
+            out.append(rest[:at] + " \\")
+        elif best_in[0] > 0:
+            at, quote = best_in
+            out.append(rest[:at])
+        else:
+            break
+        rest = more + rest[at + 1:].lstrip(" ")
+    out.append(rest)
+    return out
+
+
+def fit_lines(text):
+    """text with no line over MAX_LINE: prose wrapped, shell lines broken, and the long cells
+    of tables moved to notes below them. Lines that fit are left as they are."""
+    lines, out, i, fence = text.split("\n"), [], 0, False
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            out.append(line)
+            i += 1
+        elif fence:
+            out += _wrap_code(line)
+            i += 1
+        elif line.startswith("|"):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            table = lines[i:j]
+            out += _fit_table(table) if any(len(r) > MAX_LINE for r in table) else table
+            i = j
+        else:
+            out += _wrap(line)
+            i += 1
+    return "\n".join(out)
+
+
 def write_section(section, begin, end):
-    """Replaces the text between the markers begin and end, or appends the section."""
+    """Replaces the text between the markers begin and end, or appends the section; no line
+    of it is longer than MAX_LINE (fit_lines)."""
+    section = fit_lines(section)
     text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
     start, stop = text.find(begin), text.find(end)
     if start != -1 and stop != -1 and start < stop:
@@ -279,14 +408,14 @@ def wait_for_idle(limit, max_wait):
 
 
 def machine_lines(env_info, kernel_extra=""):
-    """The start of a report's "Machine and build" section."""
+    """The start of a report's "Machine and build" section: the machine and the date, one line."""
+    cpus = f"{env_info['nproc']} CPUs" + (f" ({env_info['cpu']})" if env_info["cpu"] else "")
+    kernel = (f"kernel {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
+              + kernel_extra)
     return [
         "### Machine and build",
         "",
-        f"- nproc: {env_info['nproc']}" + (f" ({env_info['cpu']})" if env_info["cpu"] else ""),
-        f"- kernel: {env_info['kernel']}" + (f"; {env_info['os']}" if env_info["os"] else "")
-        + kernel_extra,
-        f"- date: {env_info['date']}",
+        f"- machine: {cpus}, {kernel}; date: {env_info['date']}",
     ]
 
 

@@ -237,9 +237,8 @@ def render(binary, context, rows, hf_rows, hf_notes, env, revision):
     out += [
         "### Machine and build",
         "",
-        f"- nproc: {env['nproc']}" + (f" ({env['cpu']})" if env["cpu"] else ""),
-        f"- kernel: {env['kernel']} (`uname -r`)",
-        f"- date: {env['date']}",
+        f"- machine: {env['nproc']} CPUs" + (f" ({env['cpu']})" if env["cpu"] else "")
+        + f", kernel {env['kernel']}; date: {env['date']}",
     ]
     if env["load_before"]:
         out.append(f"- load average (1/5/15 min) before / after the run (after includes the"
