@@ -422,9 +422,7 @@ void LaunchService::handle(int connection) {
     refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
     return;
   }
-  const std::string plugin = request.spec.plugin_name.empty()
-                                 ? fs::path(request.spec.binary_path).filename().string()
-                                 : request.spec.plugin_name;
+  const std::string plugin = launch_name(request.spec);
 
   LaunchPlan plan;
   std::optional<Child> child;
