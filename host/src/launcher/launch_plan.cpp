@@ -40,46 +40,6 @@ int openness(Network network) {
   return 2;
 }
 
-}  // namespace
-
-void require_configured_confinement(Host &host, const LaunchRequest &request) {
-  const std::string plugin = launch_name(request.spec);
-  const Config &config = host.config();
-  const std::string where = config.source.empty() ? "the built-in defaults" : config.source;
-  if (request.network_given) {
-    const std::optional<Network> configured = config.plugin(plugin).network;
-    if (configured && openness(request.spec.network) > openness(*configured)) {
-      throw std::runtime_error("network " + std::string(to_string(request.spec.network)) +
-                               " was asked for plugin \"" + plugin + "\", but " + where +
-                               " gives it network " + std::string(to_string(*configured)) +
-                               "; the launch service never opens a plugin wider than its config");
-    }
-  }
-  if (!request.backend) return;
-  const std::string &named = *request.backend;
-  const std::string configured = host.mode_for(plugin);
-  if (named == configured || configured == kModeOff) return;
-  if (named == kModeOff) {
-    throw std::runtime_error("backend off was asked for plugin \"" + plugin + "\", but " + where +
-                             " gives it " + configured +
-                             "; off is honoured only where the operator wrote sandbox = \"off\" "
-                             "in [plugins." +
-                             plugin + "]");
-  }
-  const auto &priority = config.backend_priority;
-  const auto rank = [&](const std::string &mode) {
-    return std::find(priority.begin(), priority.end(), mode) - priority.begin();
-  };
-  if (rank(named) > rank(configured)) {
-    throw std::runtime_error("backend " + named + " was asked for plugin \"" + plugin + "\", but " +
-                             where + " gives it " + configured +
-                             ", which backends.priority ranks before it; the launch service "
-                             "never confines a plugin less than its config");
-  }
-}
-
-namespace {
-
 // The plugin's network: the caller's where it named one, else the config's for the plugin.
 // Where the config names none, a policy's commands reach its domains through the egress
 // proxy when there is one, and any other launch gets none.
@@ -150,6 +110,42 @@ void hold_to_policy_view(std::optional<std::vector<PathRule>> policy_view, Spec 
 }
 
 }  // namespace
+
+void require_configured_confinement(Host &host, const LaunchRequest &request) {
+  const std::string plugin = launch_name(request.spec);
+  const Config &config = host.config();
+  const std::string where = config.source.empty() ? "the built-in defaults" : config.source;
+  if (request.network_given) {
+    const std::optional<Network> configured = config.plugin(plugin).network;
+    if (configured && openness(request.spec.network) > openness(*configured)) {
+      throw std::runtime_error("network " + std::string(to_string(request.spec.network)) +
+                               " was asked for plugin \"" + plugin + "\", but " + where +
+                               " gives it network " + std::string(to_string(*configured)) +
+                               "; the launch service never opens a plugin wider than its config");
+    }
+  }
+  if (!request.backend) return;
+  const std::string &named = *request.backend;
+  const std::string configured = host.mode_for(plugin);
+  if (named == configured || configured == kModeOff) return;
+  if (named == kModeOff) {
+    throw std::runtime_error("backend off was asked for plugin \"" + plugin + "\", but " + where +
+                             " gives it " + configured +
+                             "; off is honoured only where the operator wrote sandbox = \"off\" "
+                             "in [plugins." +
+                             plugin + "]");
+  }
+  const auto &priority = config.backend_priority;
+  const auto rank = [&](const std::string &mode) {
+    return std::find(priority.begin(), priority.end(), mode) - priority.begin();
+  };
+  if (rank(named) > rank(configured)) {
+    throw std::runtime_error("backend " + named + " was asked for plugin \"" + plugin + "\", but " +
+                             where + " gives it " + configured +
+                             ", which backends.priority ranks before it; the launch service "
+                             "never confines a plugin less than its config");
+  }
+}
 
 LaunchPlan plan_launch(Host &host, LaunchRequest request,
                        std::optional<std::vector<PathRule>> policy_view) {
