@@ -184,9 +184,7 @@ void require_usable_path(const std::string &field, const std::string &path) {
   }
 }
 
-}  // namespace
-
-Profile make_profile(const Spec &spec) {
+void require_usable_paths(const Spec &spec) {
   require_usable_path("BinaryPath", spec.binary_path);
   require_usable_path("SocketDir", spec.socket_dir);
   require_usable_path("TmpDir", spec.tmp_dir);
@@ -196,18 +194,23 @@ Profile make_profile(const Spec &spec) {
   for (size_t i = 0; i < spec.view.size(); ++i) {
     require_usable_path("View[" + std::to_string(i) + "]", spec.view[i].path);
   }
+}
 
-  Profile profile;
-  profile.parameters = {
-      {"BINARY", spec.binary_path}, {"SOCKET_DIR", spec.socket_dir}, {"TMP_DIR", spec.tmp_dir}};
+// READ_PATH_<i> for each of ReadPaths; the filters that name them.
+std::vector<std::string> add_read_path_parameters(const Spec &spec, Profile &profile) {
   std::vector<std::string> read_path_filters;
   for (size_t i = 0; i < spec.read_paths.size(); ++i) {
     std::string name = "READ_PATH_" + std::to_string(i);
     read_path_filters.push_back(parameter_filter("subpath", name));
     profile.parameters.push_back({std::move(name), spec.read_paths[i]});
   }
+  return read_path_filters;
+}
 
-  // The view's rules, shortest path first: later rules win in SBPL, so the longest does.
+// VIEW_<i> for the view's rules, shortest path first: later rules win in SBPL, so the
+// longest does. Each parameter's name with its rule's access.
+std::vector<std::pair<std::string, PathAccess>> add_view_parameters(const Spec &spec,
+                                                                    Profile &profile) {
   std::vector<PathRule> view = spec.view;
   std::stable_sort(view.begin(), view.end(), [](const PathRule &a, const PathRule &b) {
     return a.path.size() < b.path.size();
@@ -218,38 +221,42 @@ Profile make_profile(const Spec &spec) {
     view_parameters.emplace_back(name, view[i].access);
     profile.parameters.push_back({std::move(name), view[i].path});
   }
+  return view_parameters;
+}
 
-  std::string &text = profile.text;
-  text = "(version 1)\n(deny default)\n\n";
-
-  if (!spec.view.empty()) {
-    // An agent policy's view first, so that everything below keeps its grant on top of it
-    // (SBPL: the last matching rule wins).
-    allow(text, kViewRead, {filter("subpath", kViewRoot)});
-    deny(text, kViewOperations, {filter("subpath", kViewDevices)});
-    for (const auto &[name, access] : view_parameters) {
-      const std::vector<std::string> rule_path{parameter_filter("subpath", name)};
-      if (access == PathAccess::none) {
-        deny(text, kViewOperations, rule_path);
-      } else if (access == PathAccess::read) {
-        allow(text, kViewRead, rule_path);
-        deny(text, "file-write*", rule_path);
-      } else {
-        allow(text, kViewWrite, rule_path);
-      }
+// An agent policy's view first, so that everything below keeps its grant on top of it
+// (SBPL: the last matching rule wins).
+void write_view(std::string &text,
+                const std::vector<std::pair<std::string, PathAccess>> &view_parameters) {
+  allow(text, kViewRead, {filter("subpath", kViewRoot)});
+  deny(text, kViewOperations, {filter("subpath", kViewDevices)});
+  for (const auto &[name, access] : view_parameters) {
+    const std::vector<std::string> rule_path{parameter_filter("subpath", name)};
+    if (access == PathAccess::none) {
+      deny(text, kViewOperations, rule_path);
+    } else if (access == PathAccess::read) {
+      allow(text, kViewRead, rule_path);
+      deny(text, "file-write*", rule_path);
+    } else {
+      allow(text, kViewWrite, rule_path);
     }
-    text += "\n";
   }
+  text += "\n";
+}
 
-  // Processes: sandbox-exec applies the profile and then execs the plugin, so exec is
-  // allowed for that binary alone; the plugin may fork, and sees and signals only what
-  // runs in this sandbox.
+// Processes: sandbox-exec applies the profile and then execs the plugin, so exec is
+// allowed for that binary alone; the plugin may fork, and sees and signals only what
+// runs in this sandbox.
+void write_processes(std::string &text) {
   allow(text, "process-exec", {parameter_filter("literal", "BINARY")});
   allow(text, "process-fork");
   allow(text, "process-info*", {"(target same-sandbox)"});
   allow(text, "signal", {"(target same-sandbox)"});
   text += "\n";
+}
 
+// The system every plugin reads: this file's constants above.
+void write_system(std::string &text) {
   std::vector<std::string> filters;
   add_filters(filters, "subpath", kSystemLibraryTrees);
   allow(text, "file-read* file-map-executable", filters);
@@ -273,35 +280,59 @@ Profile make_profile(const Spec &spec) {
   allow(text, "mach-lookup", filters);
   allow(text, "ipc-posix-shm-read*", {filter("ipc-posix-name", kNotifySharedMemory)});
   text += "\n";
+}
 
-  // The Spec's grants. ReadPaths may hold the plugin's own libraries, so they may be
-  // mapped executable like the binary; what the plugin writes (SocketDir, TmpDir) may not.
+// The Spec's grants. ReadPaths may hold the plugin's own libraries, so they may be
+// mapped executable like the binary; what the plugin writes (SocketDir, TmpDir) may not.
+void write_spec_grants(std::string &text, const std::vector<std::string> &read_path_filters) {
   allow(text, "file-read* file-map-executable", {parameter_filter("literal", "BINARY")});
   if (!read_path_filters.empty()) allow(text, "file-read* file-map-executable", read_path_filters);
   allow(text, "file-read* file-write*",
         {parameter_filter("subpath", "SOCKET_DIR"), parameter_filter("subpath", "TMP_DIR")});
   text += "\n";
+}
 
-  // The plugin's channel to the host, with every network: unix sockets under SocketDir,
-  // which it may create and listen on or connect to. No other socket is reachable.
+// The plugin's channel to the host, with every network: unix sockets under SocketDir,
+// which it may create and listen on or connect to. No other socket is reachable.
+void write_host_channel(std::string &text) {
   allow(text, "system-socket", {"(socket-domain AF_UNIX)"});
   allow(text, "network-bind network-inbound",
         {"(local unix-socket " + parameter_filter("subpath", "SOCKET_DIR") + ")"});
   allow(text, "network-outbound",
         {"(remote unix-socket " + parameter_filter("subpath", "SOCKET_DIR") + ")"});
+}
 
-  if (spec.network == Network::outbound) {
-    // Dialling out to any address and port, and the name lookups and certificate checks
-    // that need. Listening on an IP port stays refused.
-    text += "\n";
-    allow(text, "system-socket", {"(socket-domain AF_INET)", "(socket-domain AF_INET6)"});
-    allow(text, "network-outbound",
-          {"(remote ip \"*:*\")",
-           "(remote unix-socket " + filter("path-literal", kResolverSocket) + ")"});
-    filters.clear();
-    add_filters(filters, "global-name", kOutboundMachServices);
-    allow(text, "mach-lookup", filters);
-  }
+// Network outbound: dialling out to any address and port, and the name lookups and
+// certificate checks that need. Listening on an IP port stays refused.
+void write_outbound(std::string &text) {
+  text += "\n";
+  allow(text, "system-socket", {"(socket-domain AF_INET)", "(socket-domain AF_INET6)"});
+  allow(text, "network-outbound",
+        {"(remote ip \"*:*\")",
+         "(remote unix-socket " + filter("path-literal", kResolverSocket) + ")"});
+  std::vector<std::string> filters;
+  add_filters(filters, "global-name", kOutboundMachServices);
+  allow(text, "mach-lookup", filters);
+}
+
+}  // namespace
+
+Profile make_profile(const Spec &spec) {
+  require_usable_paths(spec);
+  Profile profile;
+  profile.parameters = {
+      {"BINARY", spec.binary_path}, {"SOCKET_DIR", spec.socket_dir}, {"TMP_DIR", spec.tmp_dir}};
+  const std::vector<std::string> read_path_filters = add_read_path_parameters(spec, profile);
+  const auto view_parameters = add_view_parameters(spec, profile);
+
+  std::string &text = profile.text;
+  text = "(version 1)\n(deny default)\n\n";
+  if (!spec.view.empty()) write_view(text, view_parameters);
+  write_processes(text);
+  write_system(text);
+  write_spec_grants(text, read_path_filters);
+  write_host_channel(text);
+  if (spec.network == Network::outbound) write_outbound(text);
   return profile;
 }
 

@@ -164,175 +164,251 @@ std::string spool_requester(const ClaimedRequest &request, const fs::path &proc_
 
 }  // namespace
 
-void Broker::serve(std::stop_token stop, LoopProgress *progress) {
-  State &state = *state_;
-  state.serving.call.stop = stop;
-  std::stop_callback on_stop(stop, [&] { state.notify(); });
-  WorkerPool workers(state.options.limits());
-  constexpr auto kGarbageEvery = std::chrono::seconds(10);
-  constexpr auto kGarbageAge = std::chrono::seconds(60);
-  auto next_scan = Clock::now();
-  auto next_garbage = Clock::now();
-  // Requests seen and not claimed yet, oldest first, each once.
-  std::deque<std::string> arrivals;
-  std::unordered_set<std::string> arriving;
-  // Connections accepted whose request has not arrived yet.
-  std::list<Connection> waiting;
-  std::map<std::string, std::size_t> waiting_by_requester;
-  auto no_descriptors_until = Clock::time_point{};
-  auto next_descriptor_record = Clock::time_point{};
-  const auto out_of_descriptors = [&](Clock::time_point now, const std::string &what) {
-    no_descriptors_until = now + kDescriptorBackoff;
-    if (now < next_descriptor_record) return;
-    next_descriptor_record = now + std::chrono::seconds(10);
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    state.serving.record_refusal(
-        "broker-descriptors", what,
-        "the broker has no descriptor free (RLIMIT_NOFILE " + std::to_string(limit.rlim_cur) +
-            "); it refuses connections and leaves spool requests waiting until some are free");
-  };
-  const auto submit_connection = [&](Connection connection) {
-    const std::string requester = connection.requester;
-    auto shared = std::make_shared<Connection>(std::move(connection));
-    const auto admission = workers.submit(
-        requester, [&state, shared] { answer_connection(std::move(*shared), state.serving); });
-    if (admission != Admission::taken) {
-      refuse_connection(std::move(*shared), "request-busy",
-                        busy_reason(admission, workers.limits()), state.serving);
+// One serve(): what its loop keeps from turn to turn, and each turn's steps, in the order a
+// turn takes them: wait, take the spool's requests, the waiting connections', the sockets'
+// new ones, collect the spool's garbage. Each step keeps its batch bound, so that a flood
+// through one way in leaves the others their turn.
+class Broker::ServingLoop {
+ public:
+  ServingLoop(State &state, std::stop_token stop, LoopProgress *progress)
+      : state_(state),
+        stop_(std::move(stop)),
+        progress_(progress),
+        workers_(state.options.limits()) {}
+
+  void run() {
+    while (!stop_.stop_requested()) {
+      const Turn turn = wait_for_events();
+      if (stop_.stop_requested()) break;
+      uint64_t drained = 0;
+      [[maybe_unused]] auto n = ::read(state_.wake.get(), &drained, sizeof drained);
+      const auto now = Clock::now();
+      take_arrivals(now);
+      claim_spool_requests(now);
+      settle_waiting(turn, now);
+      accept_connections(turn, now);
+      collect_garbage(now);
     }
+  }
+
+ private:
+  static constexpr auto kGarbageEvery = std::chrono::seconds(10);
+  static constexpr auto kGarbageAge = std::chrono::seconds(60);
+
+  // What one turn polled: the sockets as they were then and where each kind's entries start.
+  struct Turn {
+    std::vector<std::shared_ptr<BrokerSocket>> sockets;
+    std::vector<pollfd> fds;
+    std::size_t first_socket = 0, first_waiting = 0;
+    bool starved = false;  // out of descriptors: the sockets are left alone
   };
 
-  while (!stop.stop_requested()) {
-    std::vector<std::shared_ptr<BrokerSocket>> sockets;
+  // Polls until something is to do, the next scan or deadline is due, or (with progress)
+  // kLoopTurnBound has passed.
+  Turn wait_for_events() {
+    Turn turn;
     {
-      std::lock_guard lock(state.sockets_mutex);
-      sockets.assign(state.sockets.begin(), state.sockets.end());
+      std::lock_guard lock(state_.sockets_mutex);
+      turn.sockets.assign(state_.sockets.begin(), state_.sockets.end());
     }
-    auto now = Clock::now();
-    const bool starved = now < no_descriptors_until;
-    std::vector<pollfd> fds{{state.wake.get(), POLLIN, 0}};
-    if (state.spool.wake_fd() >= 0) fds.push_back({state.spool.wake_fd(), POLLIN, 0});
-    const std::size_t first_socket = fds.size();
-    if (!starved) {
-      for (const auto &socket : sockets) fds.push_back({socket->fd(), POLLIN, 0});
+    const auto now = Clock::now();
+    turn.starved = now < no_descriptors_until_;
+    turn.fds.push_back({state_.wake.get(), POLLIN, 0});
+    if (state_.spool.wake_fd() >= 0) turn.fds.push_back({state_.spool.wake_fd(), POLLIN, 0});
+    turn.first_socket = turn.fds.size();
+    if (!turn.starved) {
+      for (const auto &socket : turn.sockets) turn.fds.push_back({socket->fd(), POLLIN, 0});
     }
-    const std::size_t first_waiting = fds.size();
-    auto wake_at = next_scan;
-    for (const Connection &connection : waiting) {
-      fds.push_back({connection.fd.get(), POLLIN | POLLRDHUP, 0});
+    turn.first_waiting = turn.fds.size();
+    auto wake_at = next_scan_;
+    for (const Connection &connection : waiting_) {
+      turn.fds.push_back({connection.fd.get(), POLLIN | POLLRDHUP, 0});
       wake_at = std::min(wake_at, connection.deadline);
     }
-    if (starved) wake_at = std::min(wake_at, no_descriptors_until);
-    if (!arrivals.empty() && !starved) wake_at = now;
-    if (progress != nullptr) {
-      progress->turned();
+    if (turn.starved) wake_at = std::min(wake_at, no_descriptors_until_);
+    if (!arrivals_.empty() && !turn.starved) wake_at = now;
+    if (progress_ != nullptr) {
+      progress_->turned();
       wake_at = std::min(wake_at, now + kLoopTurnBound);
     }
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(
         std::max(wake_at - now, Clock::duration::zero()));
-    ::poll(fds.data(), fds.size(), static_cast<int>(wait.count()));
-    if (stop.stop_requested()) break;
-    uint64_t drained = 0;
-    [[maybe_unused]] auto n = ::read(state.wake.get(), &drained, sizeof drained);
+    ::poll(turn.fds.data(), turn.fds.size(), static_cast<int>(wait.count()));
+    return turn;
+  }
 
-    // The scan every tick is the safety net under inotify, which can overflow or miss
-    // nothing at all; and, without inotify, it is how requests are found.
-    now = Clock::now();
-    const bool scan = now >= next_scan;
-    if (scan) next_scan = now + state.options.tick;
-    for (auto &id : state.spool.arrived(scan)) {
-      if (arriving.insert(id).second) arrivals.push_back(std::move(id));
+  // The scan every tick is the safety net under inotify, which can overflow or miss
+  // nothing at all; and, without inotify, it is how requests are found.
+  void take_arrivals(Clock::time_point now) {
+    const bool scan = now >= next_scan_;
+    if (scan) next_scan_ = now + state_.options.tick;
+    for (auto &id : state_.spool.arrived(scan)) {
+      if (arriving_.insert(id).second) arrivals_.push_back(std::move(id));
     }
+  }
+
+  // Up to kClaimBatch of the arrivals, oldest first, each to a worker or refused busy.
+  void claim_spool_requests(Clock::time_point now) {
     for (std::size_t claimed = 0;
-         claimed < kClaimBatch && !arrivals.empty() && now >= no_descriptors_until; ++claimed) {
+         claimed < kClaimBatch && !arrivals_.empty() && now >= no_descriptors_until_; ++claimed) {
       ClaimedRequest request;
       std::string error;
-      const auto outcome = state.spool.claim(arrivals.front(), request, error);
+      const auto outcome = state_.spool.claim(arrivals_.front(), request, error);
       if (outcome == Spool::Claim::out_of_descriptors) {
-        out_of_descriptors(now, "spool request " + arrivals.front());
+        out_of_descriptors(now, "spool request " + arrivals_.front());
         break;
       }
-      arriving.erase(arrivals.front());
-      arrivals.pop_front();
+      arriving_.erase(arrivals_.front());
+      arrivals_.pop_front();
       if (outcome == Spool::Claim::gone) continue;
-      const std::string requester = spool_requester(request, state.options.proc_dir);
-      auto shared = std::make_shared<ClaimedRequest>(std::move(request));
-      const auto admission = workers.submit(requester, [&state, shared, error] {
-        answer_spool_request(state.spool, std::move(*shared), error, state.serving);
-      });
-      if (admission != Admission::taken) {
-        refuse_spool_request(state.spool, std::move(*shared), "request-busy",
-                             busy_reason(admission, workers.limits()), state.serving);
-      }
+      submit_spool_request(std::move(request), std::move(error));
     }
+  }
 
-    // A connection goes to a worker once its request is there (or it hung up), and is
-    // refused once it waited too long.
-    std::size_t at = first_waiting;
-    for (auto connection = waiting.begin(); connection != waiting.end(); ++at) {
-      const bool ready = (fds[at].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  void submit_spool_request(ClaimedRequest request, std::string error) {
+    State &state = state_;
+    const std::string requester = spool_requester(request, state.options.proc_dir);
+    auto shared = std::make_shared<ClaimedRequest>(std::move(request));
+    const auto admission = workers_.submit(requester, [&state, shared, error] {
+      answer_spool_request(state.spool, std::move(*shared), error, state.serving);
+    });
+    if (admission != Admission::taken) {
+      refuse_spool_request(state.spool, std::move(*shared), "request-busy",
+                           busy_reason(admission, workers_.limits()), state.serving);
+    }
+  }
+
+  // A connection goes to a worker once its request is there (or it hung up), and is
+  // refused once it waited too long.
+  void settle_waiting(const Turn &turn, Clock::time_point now) {
+    std::size_t at = turn.first_waiting;
+    for (auto connection = waiting_.begin(); connection != waiting_.end(); ++at) {
+      const bool ready = (turn.fds[at].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
       if (!ready && now < connection->deadline) {
         ++connection;
         continue;
       }
-      if (--waiting_by_requester[connection->requester] == 0) {
-        waiting_by_requester.erase(connection->requester);
+      if (--waiting_by_requester_[connection->requester] == 0) {
+        waiting_by_requester_.erase(connection->requester);
       }
       Connection taken = std::move(*connection);
-      connection = waiting.erase(connection);
+      connection = waiting_.erase(connection);
       if (ready) {
         submit_connection(std::move(taken));
       } else {
         refuse_connection(std::move(taken), "request-timeout",
                           "no request within " + std::to_string(kRequestTimeout.count()) + " ms",
-                          state.serving);
-      }
-    }
-    for (std::size_t i = 0; !starved && i < sockets.size(); ++i) {
-      if ((fds[first_socket + i].revents & POLLIN) == 0) continue;
-      for (std::size_t accepted_now = 0; accepted_now < kAcceptBatch; ++accepted_now) {
-        UniqueFd accepted = sockets[i]->accept();
-        if (!accepted && (errno == EMFILE || errno == ENFILE)) {
-          // The reserve descriptor makes room to take the connection and refuse it, so the
-          // peer hears why and the listening socket does not stay ready for ever.
-          state.reserve.reset();
-          accepted = sockets[i]->accept();
-          if (accepted) {
-            refuse_connection(
-                Connection(std::move(accepted), sockets[i]->label(), state.options.proc_dir),
-                "request-busy", "the broker has no descriptor free; ask again shortly",
-                state.serving);
-          }
-          state.reserve.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-          out_of_descriptors(now, "socket " + sockets[i]->path().string());
-          break;
-        }
-        if (!accepted) break;
-        Connection connection(std::move(accepted), sockets[i]->label(), state.options.proc_dir);
-        const std::string requester = connection.requester;
-        if (waiting.size() >= kWaitingConnections ||
-            waiting_by_requester[requester] >= kWaitingPerRequester) {
-          if (waiting_by_requester[requester] == 0) waiting_by_requester.erase(requester);
-          refuse_connection(std::move(connection), "request-busy",
-                            "too many connections wait to send their request (" +
-                                std::to_string(kWaitingPerRequester) + " per requester, " +
-                                std::to_string(kWaitingConnections) + " in all)",
-                            state.serving);
-          continue;
-        }
-        ++waiting_by_requester[requester];
-        waiting.push_back(std::move(connection));
-      }
-    }
-    if (now >= next_garbage) {
-      next_garbage = now + kGarbageEvery;
-      for (const auto &stray : state.spool.collect_garbage(kGarbageAge)) {
-        state.serving.record_refusal("spool-stray", "spool entry " + quoted_prefix(stray.name),
-                                     stray.what + ": it is not a request");
+                          state_.serving);
       }
     }
   }
+
+  void submit_connection(Connection connection) {
+    State &state = state_;
+    const std::string requester = connection.requester;
+    auto shared = std::make_shared<Connection>(std::move(connection));
+    const auto admission = workers_.submit(
+        requester, [&state, shared] { answer_connection(std::move(*shared), state.serving); });
+    if (admission != Admission::taken) {
+      refuse_connection(std::move(*shared), "request-busy",
+                        busy_reason(admission, workers_.limits()), state.serving);
+    }
+  }
+
+  void accept_connections(const Turn &turn, Clock::time_point now) {
+    for (std::size_t i = 0; !turn.starved && i < turn.sockets.size(); ++i) {
+      if ((turn.fds[turn.first_socket + i].revents & POLLIN) == 0) continue;
+      accept_from(*turn.sockets[i], now);
+    }
+  }
+
+  // Up to kAcceptBatch new connections of socket, each to wait for its request.
+  void accept_from(BrokerSocket &socket, Clock::time_point now) {
+    for (std::size_t accepted_now = 0; accepted_now < kAcceptBatch; ++accepted_now) {
+      UniqueFd accepted = socket.accept();
+      if (!accepted && (errno == EMFILE || errno == ENFILE)) {
+        refuse_without_descriptors(socket, now);
+        break;
+      }
+      if (!accepted) break;
+      wait_for_request(Connection(std::move(accepted), socket.label(), state_.options.proc_dir));
+    }
+  }
+
+  // The reserve descriptor makes room to take the connection and refuse it, so the peer
+  // hears why and the listening socket does not stay ready for ever.
+  void refuse_without_descriptors(BrokerSocket &socket, Clock::time_point now) {
+    state_.reserve.reset();
+    UniqueFd accepted = socket.accept();
+    if (accepted) {
+      refuse_connection(Connection(std::move(accepted), socket.label(), state_.options.proc_dir),
+                        "request-busy", "the broker has no descriptor free; ask again shortly",
+                        state_.serving);
+    }
+    state_.reserve.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    out_of_descriptors(now, "socket " + socket.path().string());
+  }
+
+  // Within kWaitingConnections in all and kWaitingPerRequester per requester, or refused.
+  void wait_for_request(Connection connection) {
+    const std::string requester = connection.requester;
+    if (waiting_.size() >= kWaitingConnections ||
+        waiting_by_requester_[requester] >= kWaitingPerRequester) {
+      if (waiting_by_requester_[requester] == 0) waiting_by_requester_.erase(requester);
+      refuse_connection(std::move(connection), "request-busy",
+                        "too many connections wait to send their request (" +
+                            std::to_string(kWaitingPerRequester) + " per requester, " +
+                            std::to_string(kWaitingConnections) + " in all)",
+                        state_.serving);
+      return;
+    }
+    ++waiting_by_requester_[requester];
+    waiting_.push_back(std::move(connection));
+  }
+
+  void collect_garbage(Clock::time_point now) {
+    if (now < next_garbage_) return;
+    next_garbage_ = now + kGarbageEvery;
+    for (const auto &stray : state_.spool.collect_garbage(kGarbageAge)) {
+      state_.serving.record_refusal("spool-stray", "spool entry " + quoted_prefix(stray.name),
+                                    stray.what + ": it is not a request");
+    }
+  }
+
+  // The sockets and the spool are left alone for kDescriptorBackoff; recorded once per 10 s.
+  void out_of_descriptors(Clock::time_point now, const std::string &what) {
+    no_descriptors_until_ = now + kDescriptorBackoff;
+    if (now < next_descriptor_record_) return;
+    next_descriptor_record_ = now + std::chrono::seconds(10);
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    state_.serving.record_refusal(
+        "broker-descriptors", what,
+        "the broker has no descriptor free (RLIMIT_NOFILE " + std::to_string(limit.rlim_cur) +
+            "); it refuses connections and leaves spool requests waiting until some are free");
+  }
+
+  State &state_;
+  const std::stop_token stop_;
+  LoopProgress *const progress_;
+  WorkerPool workers_;
+  Clock::time_point next_scan_ = Clock::now();
+  Clock::time_point next_garbage_ = Clock::now();
+  // Requests seen and not claimed yet, oldest first, each once.
+  std::deque<std::string> arrivals_;
+  std::unordered_set<std::string> arriving_;
+  // Connections accepted whose request has not arrived yet.
+  std::list<Connection> waiting_;
+  std::map<std::string, std::size_t> waiting_by_requester_;
+  Clock::time_point no_descriptors_until_{};
+  Clock::time_point next_descriptor_record_{};
+};
+
+void Broker::serve(std::stop_token stop, LoopProgress *progress) {
+  State &state = *state_;
+  state.serving.call.stop = stop;
+  std::stop_callback on_stop(stop, [&] { state.notify(); });
+  ServingLoop(state, std::move(stop), progress).run();
 }
 
 const fs::path &Broker::spool() const noexcept {

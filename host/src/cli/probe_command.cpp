@@ -222,9 +222,31 @@ void print_limit_rows(const std::vector<LimitRow> &rows) {
   }
 }
 
-int run_probe(const ProbeOptions &options) {
-  Host host(load_config_or_defaults(options.config));
-  const auto statuses = host.probe_all();
+// What probe found, once, for either output: each backend's status, the one chosen (or
+// why none), the Landlock audit, ops, egress and where launches' cgroups go.
+struct Findings {
+  const Host &host;
+  std::vector<BackendStatus> statuses;
+  std::optional<Availability> chosen;
+  std::string error;  // why none was chosen
+  int landlock_abi = 0;
+  LandlockAudit audit;
+  const char *forced = nullptr;  // CLAWPATROL_SANDBOX_BACKEND, as set
+  std::vector<OpLine> ops;
+  std::optional<EgressLine> egress;
+  const CgroupPlacement &cgroups;
+
+  bool is_forced() const { return forced != nullptr && *forced != '\0'; }
+  std::string config_source() const {
+    return host.config().source.empty() ? "built-in defaults" : host.config().source;
+  }
+  std::vector<LimitRow> rows_of(const BackendStatus &s) const {
+    return limit_rows(s, host.config().limits, cgroups);
+  }
+};
+
+Findings find_out(Host &host) {
+  auto statuses = host.probe_all();
   std::optional<Availability> chosen;
   std::string error;
   try {
@@ -233,138 +255,154 @@ int run_probe(const ProbeOptions &options) {
     error = e.what();
   }
   const int landlock_abi = reported_landlock_abi(statuses);
-  const LandlockAudit audit = landlock_audit(landlock_abi, kernel_audit_state());
+  LandlockAudit audit = landlock_audit(landlock_abi, kernel_audit_state());
   const char *forced = ::getenv(std::string(kEnvBackend).c_str());
-  const auto ops = op_lines(host);
-  const auto egress = egress_line(host);
-  const CgroupPlacement &cgroups = host.cgroup_placement();
-  const LaunchLimits &limits = host.config().limits;
-  const auto rows_of = [&](const BackendStatus &s) { return limit_rows(s, limits, cgroups); };
-  const auto gaps_json = [](const std::string &warning) {
-    boost::json::array gaps;
-    for (const CoverageGap &gap : parse_coverage(warning).gaps) {
-      gaps.push_back(boost::json::object{{"what", gap.what}, {"close", gap.close}});
-    }
-    return gaps;
-  };
+  auto ops = op_lines(host);
+  auto egress = egress_line(host);
+  return {host,
+          std::move(statuses),
+          std::move(chosen),
+          std::move(error),
+          landlock_abi,
+          std::move(audit),
+          forced,
+          std::move(ops),
+          std::move(egress),
+          host.cgroup_placement()};
+}
 
-  if (options.json) {
-    boost::json::object out;
-    out["config"] = host.config().source.empty() ? "built-in defaults" : host.config().source;
-    if (forced != nullptr && *forced != '\0') out["forced"] = forced;
-    boost::json::array backends;
-    for (const auto &s : statuses) {
-      backends.push_back(boost::json::object{{"name", s.name},
-                                             {"loaded", s.loaded},
-                                             {"available", s.available},
-                                             {"explicit_only", s.name == kModeOff},
-                                             {"reason", s.reason},
-                                             {"hint", s.hint},
-                                             {"warning", s.warning},
-                                             {"gaps", gaps_json(s.warning)},
-                                             {"landlock_abi", s.landlock_abi},
-                                             {"file", s.file},
-                                             {"version", s.version}});
-    }
-    out["backends"] = std::move(backends);
-    out["landlock_abi"] = landlock_abi;
-    out["landlock_audit"] = boost::json::object{{"denials_logged", audit.denials_logged},
-                                                {"readable", audit.readable},
-                                                {"kernel_audit", to_string(audit.kernel_audit)},
-                                                {"recorded", audit.recorded},
-                                                {"summary", audit.summary}};
-    boost::json::array ops_out;
-    for (const OpLine &op : ops) {
-      boost::json::object entry{{"name", op.name}, {"loaded", op.module != nullptr}};
-      if (op.module) {
-        entry["file"] = op.module->file().string();
-        entry["version"] = op.module->version();
-        boost::json::object facts;
-        for (const auto &[key, value] : op.report.facts) facts[key] = value;
-        entry["report"] = std::move(facts);
-        if (!op.report.error.empty()) entry["report_error"] = op.report.error;
-      } else {
-        entry["error"] = op.failure;
-      }
-      ops_out.push_back(std::move(entry));
-    }
-    out["ops"] = std::move(ops_out);
-    if (egress) {
-      boost::json::object entry{{"implementation", egress->implementation},
-                                {"built_in", host.config().egress->builtin()}};
-      if (egress->module) {
-        entry["file"] = egress->module->file().string();
-        entry["version"] = egress->module->version();
-      }
-      if (egress->route) {
-        entry["socket"] = egress->route->socket;
-        entry["port"] = egress->route->port;
-        entry["directory"] = egress->route->directory;
-      } else {
-        entry["error"] = egress->error;
-      }
-      out["egress"] = std::move(entry);
+boost::json::array gaps_json(const std::string &warning) {
+  boost::json::array gaps;
+  for (const CoverageGap &gap : parse_coverage(warning).gaps) {
+    gaps.push_back(boost::json::object{{"what", gap.what}, {"close", gap.close}});
+  }
+  return gaps;
+}
+
+boost::json::array backends_json(const Findings &found) {
+  boost::json::array backends;
+  for (const auto &s : found.statuses) {
+    backends.push_back(boost::json::object{{"name", s.name},
+                                           {"loaded", s.loaded},
+                                           {"available", s.available},
+                                           {"explicit_only", s.name == kModeOff},
+                                           {"reason", s.reason},
+                                           {"hint", s.hint},
+                                           {"warning", s.warning},
+                                           {"gaps", gaps_json(s.warning)},
+                                           {"landlock_abi", s.landlock_abi},
+                                           {"file", s.file},
+                                           {"version", s.version}});
+  }
+  return backends;
+}
+
+boost::json::array ops_json(const std::vector<OpLine> &ops) {
+  boost::json::array out;
+  for (const OpLine &op : ops) {
+    boost::json::object entry{{"name", op.name}, {"loaded", op.module != nullptr}};
+    if (op.module) {
+      entry["file"] = op.module->file().string();
+      entry["version"] = op.module->version();
+      boost::json::object facts;
+      for (const auto &[key, value] : op.report.facts) facts[key] = value;
+      entry["report"] = std::move(facts);
+      if (!op.report.error.empty()) entry["report_error"] = op.report.error;
     } else {
-      out["egress"] = nullptr;
+      entry["error"] = op.failure;
     }
-    boost::json::object limits_out;
-    boost::json::object cgroup{
-        {"version", cgroups.version() == CgroupPlacement::Version::v2   ? "v2"
-                    : cgroups.version() == CgroupPlacement::Version::v1 ? "v1"
-                                                                        : "none"},
-        {"description", cgroups.description()},
-        {"hint", cgroups.hint()}};
-    limits_out["cgroup"] = std::move(cgroup);
-    boost::json::object per_backend;
-    for (const auto &s : statuses) {
-      if (!s.available) continue;
-      boost::json::array rows;
-      for (const LimitRow &row : rows_of(s)) {
-        boost::json::array how;
-        for (const auto &h : row.how) how.push_back(boost::json::string(h));
-        rows.push_back(boost::json::object{{"limit", row.limit},
-                                           {"value", row.value},
-                                           {"enforced", row.enforced},
-                                           {row.enforced ? "by" : "why_not", std::move(how)}});
-      }
-      per_backend[s.name] = std::move(rows);
-    }
-    limits_out["backends"] = std::move(per_backend);
-    out["limits"] = std::move(limits_out);
-    const Choice choice = choice_of(host, statuses, chosen, forced);
-    if (chosen) {
-      out["chosen"] = chosen->mode;
-      out["warning"] = chosen->warning;
-      out["gaps"] = gaps_json(chosen->warning);
-      boost::json::array passed_over;
-      for (const BackendStatus *s : choice.passed_over)
-        passed_over.push_back(boost::json::string(s->name));
-      out["why"] =
-          boost::json::object{{"text", choice.why}, {"passed_over", std::move(passed_over)}};
-    } else {
-      out["chosen"] = nullptr;
-      out["error"] = error;
-      out["gaps"] = boost::json::array{};
-    }
-    std::cout << boost::json::serialize(out) << "\n";
-    return chosen ? 0 : 1;
+    out.push_back(std::move(entry));
   }
+  return out;
+}
 
-  std::vector<LimitRow> chosen_limits;
-  for (const auto &s : statuses) {
-    if (chosen && s.name == chosen->mode && s.available) chosen_limits = rows_of(s);
+boost::json::value egress_json(const Findings &found) {
+  const auto &egress = found.egress;
+  if (!egress) return nullptr;
+  boost::json::object entry{{"implementation", egress->implementation},
+                            {"built_in", found.host.config().egress->builtin()}};
+  if (egress->module) {
+    entry["file"] = egress->module->file().string();
+    entry["version"] = egress->module->version();
   }
-  print_summary(host, statuses, chosen, error, forced, chosen_limits);
-  if (!options.verbose) {
-    std::cout << "more: sandbox-host probe --verbose (each backend's hints and gaps, the limits, "
-                 "ops, egress)\n";
-    return chosen ? 0 : 1;
+  if (egress->route) {
+    entry["socket"] = egress->route->socket;
+    entry["port"] = egress->route->port;
+    entry["directory"] = egress->route->directory;
+  } else {
+    entry["error"] = egress->error;
   }
+  return entry;
+}
 
-  std::cout << "\ndetails:\n";
-  if (forced != nullptr && *forced != '\0') {
-    std::cout << "forced: " << kEnvBackend << "=" << forced << "\n";
+boost::json::object limits_json(const Findings &found) {
+  const CgroupPlacement &cgroups = found.cgroups;
+  boost::json::object limits_out;
+  boost::json::object cgroup{
+      {"version", cgroups.version() == CgroupPlacement::Version::v2   ? "v2"
+                  : cgroups.version() == CgroupPlacement::Version::v1 ? "v1"
+                                                                      : "none"},
+      {"description", cgroups.description()},
+      {"hint", cgroups.hint()}};
+  limits_out["cgroup"] = std::move(cgroup);
+  boost::json::object per_backend;
+  for (const auto &s : found.statuses) {
+    if (!s.available) continue;
+    boost::json::array rows;
+    for (const LimitRow &row : found.rows_of(s)) {
+      boost::json::array how;
+      for (const auto &h : row.how) how.push_back(boost::json::string(h));
+      rows.push_back(boost::json::object{{"limit", row.limit},
+                                         {"value", row.value},
+                                         {"enforced", row.enforced},
+                                         {row.enforced ? "by" : "why_not", std::move(how)}});
+    }
+    per_backend[s.name] = std::move(rows);
   }
+  limits_out["backends"] = std::move(per_backend);
+  return limits_out;
+}
+
+// The chosen backend, its gaps and why, or the error that left none.
+void add_choice_json(boost::json::object &out, const Findings &found) {
+  if (!found.chosen) {
+    out["chosen"] = nullptr;
+    out["error"] = found.error;
+    out["gaps"] = boost::json::array{};
+    return;
+  }
+  const Choice choice = choice_of(found.host, found.statuses, found.chosen, found.forced);
+  out["chosen"] = found.chosen->mode;
+  out["warning"] = found.chosen->warning;
+  out["gaps"] = gaps_json(found.chosen->warning);
+  boost::json::array passed_over;
+  for (const BackendStatus *s : choice.passed_over) {
+    passed_over.push_back(boost::json::string(s->name));
+  }
+  out["why"] = boost::json::object{{"text", choice.why}, {"passed_over", std::move(passed_over)}};
+}
+
+boost::json::object probe_json(const Findings &found) {
+  boost::json::object out;
+  out["config"] = found.config_source();
+  if (found.is_forced()) out["forced"] = found.forced;
+  out["backends"] = backends_json(found);
+  out["landlock_abi"] = found.landlock_abi;
+  const LandlockAudit &audit = found.audit;
+  out["landlock_audit"] = boost::json::object{{"denials_logged", audit.denials_logged},
+                                              {"readable", audit.readable},
+                                              {"kernel_audit", to_string(audit.kernel_audit)},
+                                              {"recorded", audit.recorded},
+                                              {"summary", audit.summary}};
+  out["ops"] = ops_json(found.ops);
+  out["egress"] = egress_json(found);
+  out["limits"] = limits_json(found);
+  add_choice_json(out, found);
+  return out;
+}
+
+// Each backend's state, its reason or its hint, and its gaps, in full.
+void print_backend_details(const std::vector<BackendStatus> &statuses) {
   std::cout << "backends:\n";
   for (const auto &s : statuses) {
     std::ostringstream head;
@@ -393,8 +431,9 @@ int run_probe(const ProbeOptions &options) {
       print_gaps(coverage, "    ");
     }
   }
-  std::cout << "landlock ABI: " << landlock_abi << "\n";
-  std::cout << wrapped(audit.summary, "landlock audit: ", "  ");
+}
+
+void print_ops(const std::vector<OpLine> &ops) {
   if (!ops.empty()) std::cout << "ops:\n";
   for (const OpLine &op : ops) {
     std::cout << "  " << op.name << ": "
@@ -405,35 +444,82 @@ int run_probe(const ProbeOptions &options) {
     }
     if (!op.report.error.empty()) std::cout << "    report failed: " << op.report.error << "\n";
   }
+}
+
+void print_egress(const Findings &found) {
+  const auto &egress = found.egress;
   if (!egress) {
     std::cout << "egress: none (no [egress] table: network proxied is refused)\n";
-  } else {
-    std::cout << "egress: " << egress->implementation
-              << (egress->module ? " (module " + egress->module->version() + ", " +
-                                       egress->module->file().string() + ")"
-                  : host.config().egress->builtin() ? " (built in)"
-                                                    : "")
-              << "\n";
-    if (egress->route) {
-      std::cout << "  a proxied sandbox's 127.0.0.1:" << egress->route->port << " leads to "
-                << egress->route->socket << "\n";
-      if (!egress->route->directory.empty()) {
-        std::cout << "  egress directory: " << egress->route->directory << "\n";
-      }
-    } else {
-      std::cout << "  unusable: " << egress->error << "\n";
-    }
+    return;
   }
+  std::cout << "egress: " << egress->implementation
+            << (egress->module ? " (module " + egress->module->version() + ", " +
+                                     egress->module->file().string() + ")"
+                : found.host.config().egress->builtin() ? " (built in)"
+                                                        : "")
+            << "\n";
+  if (egress->route) {
+    std::cout << "  a proxied sandbox's 127.0.0.1:" << egress->route->port << " leads to "
+              << egress->route->socket << "\n";
+    if (!egress->route->directory.empty()) {
+      std::cout << "  egress directory: " << egress->route->directory << "\n";
+    }
+  } else {
+    std::cout << "  unusable: " << egress->error << "\n";
+  }
+}
+
+void print_limits(const Findings &found) {
+  const CgroupPlacement &cgroups = found.cgroups;
   std::cout << "limits ([limits]; a plugin's own table may change the values):\n"
             << wrapped(cgroups.description(), "  cgroup: ", "          ");
   if (!cgroups.hint().empty())
     std::cout << wrapped(cgroups.hint(), "          hint: ", "                ");
-  for (const auto &s : statuses) {
+  for (const auto &s : found.statuses) {
     if (!s.available) continue;
     std::cout << "  " << s.name << ":\n";
-    print_limit_rows(rows_of(s));
+    print_limit_rows(found.rows_of(s));
   }
-  return chosen ? 0 : 1;
+}
+
+// --verbose, after the summary: everything probe found, in full.
+void print_details(const Findings &found) {
+  std::cout << "\ndetails:\n";
+  if (found.is_forced()) std::cout << "forced: " << kEnvBackend << "=" << found.forced << "\n";
+  print_backend_details(found.statuses);
+  std::cout << "landlock ABI: " << found.landlock_abi << "\n";
+  std::cout << wrapped(found.audit.summary, "landlock audit: ", "  ");
+  print_ops(found.ops);
+  print_egress(found);
+  print_limits(found);
+}
+
+// The chosen backend's limits, for the summary's "limits not held".
+std::vector<LimitRow> chosen_limits(const Findings &found) {
+  std::vector<LimitRow> rows;
+  for (const auto &s : found.statuses) {
+    if (found.chosen && s.name == found.chosen->mode && s.available) rows = found.rows_of(s);
+  }
+  return rows;
+}
+
+int run_probe(const ProbeOptions &options) {
+  Host host(load_config_or_defaults(options.config));
+  const Findings found = find_out(host);
+  const int status = found.chosen ? 0 : 1;
+  if (options.json) {
+    std::cout << boost::json::serialize(probe_json(found)) << "\n";
+    return status;
+  }
+  print_summary(host, found.statuses, found.chosen, found.error, found.forced,
+                chosen_limits(found));
+  if (!options.verbose) {
+    std::cout << "more: sandbox-host probe --verbose (each backend's hints and gaps, the limits, "
+                 "ops, egress)\n";
+    return status;
+  }
+  print_details(found);
+  return status;
 }
 
 }  // namespace

@@ -29,7 +29,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -38,7 +37,6 @@
 #include <system_error>
 
 namespace sandbox_host::cli {
-namespace fs = std::filesystem;
 namespace {
 
 struct RunOptions {
@@ -222,23 +220,8 @@ int run_plugin(const RunOptions &options) {
     agent->mount_points(view_for);
   }
 
-  LaunchRequest request = make_launch_request(options.launch);
-  // A policy's commands reach its domains through the egress proxy, where there is one.
-  if (agent && !request.network_given && host.config().egress) {
-    const std::string name = request.spec.plugin_name.empty()
-                                 ? fs::path(request.spec.binary_path).filename().string()
-                                 : request.spec.plugin_name;
-    if (!host.config().plugin(name).network) {
-      request.spec.network = Network::proxied;
-      request.network_given = true;
-    }
-  }
-  LaunchPlan plan = plan_launch(host, std::move(request));
-  Spec &spec = plan.spec;
+  std::optional<std::vector<PathRule>> view;
   if (agent) {
-    if (spec.network == Network::proxied) {
-      require_proxy_within_domains(*agent, *host.config().egress, host.config().source);
-    }
     // A harness held whole sees no drop-ins: the policy's would turn on Claude Code's own
     // sandbox, where the nested user namespace it needs is refused and failIfUnavailable
     // then stops every command. The directory goes, not the file: Claude Code warns about
@@ -248,10 +231,12 @@ int run_plugin(const RunOptions &options) {
     if (options.harness) {
       hidden.push_back(policy::drop_in_path(policy::managed_dir()).parent_path().string());
     }
-    spec.view = policy::command_view(*agent, view_for, hidden);
-    // A view is what makes a launch a policy's: one whose entries all are missing still
-    // shows the host read-only, never a plugin's tree (nor off's nothing).
-    if (spec.view.empty()) spec.view.push_back({"/", PathAccess::read});
+    view = policy::command_view(*agent, view_for, hidden);
+  }
+  LaunchPlan plan = plan_launch(host, make_launch_request(options.launch), std::move(view));
+  const Spec &spec = plan.spec;
+  if (agent && spec.network == Network::proxied) {
+    require_proxy_within_domains(*agent, *host.config().egress, host.config().source);
   }
 
   std::shared_ptr<learn::LearnObserver> learner;

@@ -342,27 +342,88 @@ void LaunchService::refuse(int connection, const std::string &plugin, const std:
   discard_pending(connection);
 }
 
+// Until its request has come, a connection is one of its peer's pending ones.
+struct LaunchService::PendingSlot {
+  LaunchService *service;
+  pid_t pid;
+  ~PendingSlot() { leave(); }
+  void leave() {
+    if (service == nullptr) return;
+    std::lock_guard lock(service->connections_mutex_);
+    if (--service->pending_by_peer_[pid] == 0) service->pending_by_peer_.erase(pid);
+    service = nullptr;
+  }
+};
+
+// Counted once its peer is admitted: connections a peer has beyond its bound, refused at
+// once, never take another client's place.
+struct LaunchService::RunningSlot {
+  LaunchService *service;
+  std::size_t count = 0;
+  explicit RunningSlot(LaunchService *s) : service(s) {
+    std::lock_guard lock(service->connections_mutex_);
+    count = ++service->running_;
+  }
+  ~RunningSlot() {
+    std::lock_guard lock(service->connections_mutex_);
+    --service->running_;
+  }
+  RunningSlot(const RunningSlot &) = delete;
+  RunningSlot &operator=(const RunningSlot &) = delete;
+};
+
+struct LaunchService::Received {
+  Frame frame;  // its descriptors: the plugin's stdin, stdout and stderr
+  LaunchRequest request;
+};
+
 void LaunchService::handle(int connection) {
-  LaunchPeer peer;
-  try {
-    peer = identify_peer(connection);
-    require_unsandboxed(connection, peer, ::geteuid());
-  } catch (const PeerRefusal &e) {
-    refuse(connection, "", e.rule(), e.what());
+  const std::optional<LaunchPeer> peer = admitted_peer(connection);
+  if (!peer) return;
+  if (!admit_pending(connection, *peer)) return;
+  PendingSlot pending{this, peer->pid};
+  RunningSlot running(this);
+  if (running.count > config_.max_launches) {
+    refuse(connection, "", "launcher-busy",
+           std::to_string(running.count - 1) +
+               " launches are running, as many as launcher.max_launches allows");
     return;
   }
-  // Until its request has come, a connection is one of its peer's pending ones.
-  struct Pending {
-    LaunchService *service;
-    pid_t pid;
-    ~Pending() { leave(); }
-    void leave() {
-      if (service == nullptr) return;
-      std::lock_guard lock(service->connections_mutex_);
-      if (--service->pending_by_peer_[pid] == 0) service->pending_by_peer_.erase(pid);
-      service = nullptr;
-    }
-  };
+  std::optional<Received> received = receive_request(connection, pending);
+  if (!received) return;
+  const std::string plugin = launch_name(received->request.spec);
+  LaunchPlan plan;
+  std::optional<Child> child = start_plugin(connection, *received, plan, plugin);
+  if (!child) return;
+  struct PluginRunning {
+    PluginRunning() { metrics::recorder()->plugin_running(1); }
+    ~PluginRunning() { metrics::recorder()->plugin_running(-1); }
+  } plugin_running;
+  host_.audit().record({"launcher", plugin, "launcher-launch",
+                        "launch " + plan.spec.binary_path + " under " + plan.mode + ", network " +
+                            std::string(to_string(plan.spec.network)) + ", for " +
+                            peer->describe() + ": pid " + std::to_string(child->pid()),
+                        "", false});
+  try {
+    send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, "", ""}));
+  } catch (const std::exception &) {
+    // The client is gone already: below, its connection reads as closed.
+  }
+  watch_plugin(connection, *child, plugin, plan.mode);
+}
+
+std::optional<LaunchPeer> LaunchService::admitted_peer(int connection) {
+  try {
+    LaunchPeer peer = identify_peer(connection);
+    require_unsandboxed(connection, peer, ::geteuid());
+    return peer;
+  } catch (const PeerRefusal &e) {
+    refuse(connection, "", e.rule(), e.what());
+    return std::nullopt;
+  }
+}
+
+bool LaunchService::admit_pending(int connection, const LaunchPeer &peer) {
   bool admitted = false;
   {
     std::lock_guard lock(connections_mutex_);
@@ -375,150 +436,124 @@ void LaunchService::handle(int connection) {
            "a launch from " + peer.describe() + ", which has " +
                std::to_string(kMaxPendingPerPeer) +
                " connections already that have not sent their request");
-    return;
   }
-  Pending pending{this, peer.pid};
-  // Counted once its peer is admitted: connections a peer has beyond its bound, refused at
-  // once, never take another client's place.
-  struct Running {
-    LaunchService *service;
-    std::size_t count = 0;
-    explicit Running(LaunchService *s) : service(s) {
-      std::lock_guard lock(service->connections_mutex_);
-      count = ++service->running_;
-    }
-    ~Running() {
-      std::lock_guard lock(service->connections_mutex_);
-      --service->running_;
-    }
-  } running(this);
-  if (running.count > config_.max_launches) {
-    refuse(connection, "", "launcher-busy",
-           std::to_string(running.count - 1) +
-               " launches are running, as many as launcher.max_launches allows");
-    return;
-  }
+  return admitted;
+}
 
+std::optional<LaunchService::Received> LaunchService::receive_request(int connection,
+                                                                      PendingSlot &pending) {
   std::optional<Frame> frame;
   try {
     frame = receive_frame(connection, config_.max_request_bytes,
                           Clock::now() + config_.request_timeout);
   } catch (const std::exception &e) {
     refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
-    return;
+    return std::nullopt;
   }
   pending.leave();
-  if (!frame) return;  // a client that only looked whether the service answers
+  if (!frame) return std::nullopt;  // a client that only looked whether the service answers
   if (frame->fds.size() != 3) {
     refuse(connection, "", "launcher-request",
            "the request carries " + std::to_string(frame->fds.size()) +
                " descriptors; a launch brings exactly its stdin, stdout and stderr");
-    return;
+    return std::nullopt;
   }
-  LaunchRequest request;
   try {
-    request = decode_launch_request(frame->body);
+    LaunchRequest request = decode_launch_request(frame->body);
+    return Received{std::move(*frame), std::move(request)};
   } catch (const std::exception &e) {
     refuse(connection, "", "launcher-request", std::string("the request: ") + e.what());
-    return;
+    return std::nullopt;
   }
-  const std::string plugin = request.spec.plugin_name.empty()
-                                 ? fs::path(request.spec.binary_path).filename().string()
-                                 : request.spec.plugin_name;
+}
 
-  LaunchPlan plan;
+std::optional<Child> LaunchService::start_plugin(int connection, Received &received,
+                                                 LaunchPlan &plan, const std::string &plugin) {
   std::optional<Child> child;
   const auto asked = Clock::now();
   try {
-    require_configured_confinement(host_, request);
-    plan = plan_launch(host_, std::move(request));
-    const Stdio stdio{frame->fds[0].get(), frame->fds[1].get(), frame->fds[2].get()};
+    require_configured_confinement(host_, received.request);
+    plan = plan_launch(host_, std::move(received.request));
+    const std::vector<UniqueFd> &fds = received.frame.fds;
+    const Stdio stdio{fds[0].get(), fds[1].get(), fds[2].get()};
     child.emplace(pool_for(plan.mode, plan.spec.network).launch(plan.spec, stdio, plan.plugin_env));
   } catch (const std::exception &e) {
     refuse(connection, plugin, "launcher-launch", e.what(), plan.mode.empty() ? "none" : plan.mode);
-    return;
+    return std::nullopt;
   }
-  frame->fds.clear();  // the plugin holds them now
+  received.frame.fds.clear();  // the plugin holds them now
   ++launched_;
   metrics::recorder()->launch(plan.mode, "started", Clock::now() - asked);
-  struct PluginRunning {
-    PluginRunning() { metrics::recorder()->plugin_running(1); }
-    ~PluginRunning() { metrics::recorder()->plugin_running(-1); }
-  } plugin_running;
-  host_.audit().record({"launcher", plugin, "launcher-launch",
-                        "launch " + plan.spec.binary_path + " under " + plan.mode + ", network " +
-                            std::string(to_string(plan.spec.network)) + ", for " + peer.describe() +
-                            ": pid " + std::to_string(child->pid()),
-                        "", false});
+  return child;
+}
 
-  try {
-    send_frame(connection, encode_reply({LaunchReply::Kind::started, child->pid(), 0, 0, "", ""}));
-  } catch (const std::exception &) {
-    // The client is gone already: below, its connection reads as closed.
-  }
-  UniqueFd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0)));
+void LaunchService::watch_plugin(int connection, Child &child, const std::string &plugin,
+                                 const std::string &mode) {
+  UniqueFd pid_fd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
   if (!pid_fd) {
-    ::kill(child->pid(), SIGKILL);
-    child->wait();
+    ::kill(child.pid(), SIGKILL);
+    child.wait();
     refuse(connection, plugin, "launcher-launch",
-           std::string("watch the plugin: pidfd_open: ") + std::strerror(errno), plan.mode);
+           std::string("watch the plugin: pidfd_open: ") + std::strerror(errno), mode);
     return;
   }
   for (;;) {
     // A prepared sandbox reports the status on its channel before stage 1 exits; -1 (a cold
     // launch) is not polled.
     std::array<pollfd, 3> fds{pollfd{pid_fd.get(), POLLIN, 0}, pollfd{connection, POLLIN, 0},
-                              pollfd{child->status_fd(), POLLIN, 0}};
+                              pollfd{child.status_fd(), POLLIN, 0}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[2].revents != 0 && !child->take_reported_status()) continue;  // none will come
+    if (fds[2].revents != 0 && !child.take_reported_status()) continue;  // none will come
     if (fds[0].revents != 0 || fds[2].revents != 0) {
-      const ExitStatus status = child->wait();
+      const ExitStatus status = child.wait();
       try {
         send_frame(connection,
                    encode_reply({LaunchReply::Kind::exited, 0, status.code, status.signal, "",
-                                 child->death() ? child->death()->line() : ""}));
+                                 child.death() ? child.death()->line() : ""}));
       } catch (const std::exception &) {
         // Nobody waits for the status any more.
       }
       return;
     }
     if (fds[1].revents == 0) continue;
-    std::optional<Frame> message;
-    try {
-      message = receive_frame(connection, kMaxSmallFrame, Clock::now() + config_.request_timeout);
-    } catch (const std::exception &e) {
-      host_.audit().record({"launcher", plugin, "launcher-request",
-                            std::string("a frame after the launch: ") + e.what(),
-                            "the plugin is killed: its client broke the protocol"});
-      message.reset();
-    }
-    int signal = 0;
-    if (message) {
-      try {
-        signal = decode_signal(message->body);
-      } catch (const std::exception &e) {
-        host_.audit().record({"launcher", plugin, "launcher-request",
-                              std::string("a frame after the launch: ") + e.what(),
-                              "ignored; a client sends only signals after its request"});
-        continue;
-      }
-      if (forwardable(signal)) {
-        ::kill(child->pid(), signal);
-      } else {
-        host_.audit().record({"launcher", plugin, "launcher-signal",
-                              "pass signal " + std::to_string(signal) + " to the plugin",
-                              "only SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 pass"});
-      }
-      continue;
-    }
     // The client's connection closed: whatever ended the client, its plugin ends too.
-    break;
+    if (!pass_client_frame(connection, child, plugin)) break;
   }
-  ::kill(child->pid(), SIGKILL);
-  child->wait();
+  ::kill(child.pid(), SIGKILL);
+  child.wait();
+}
+
+bool LaunchService::pass_client_frame(int connection, Child &child, const std::string &plugin) {
+  std::optional<Frame> message;
+  try {
+    message = receive_frame(connection, kMaxSmallFrame, Clock::now() + config_.request_timeout);
+  } catch (const std::exception &e) {
+    host_.audit().record({"launcher", plugin, "launcher-request",
+                          std::string("a frame after the launch: ") + e.what(),
+                          "the plugin is killed: its client broke the protocol"});
+    return false;
+  }
+  if (!message) return false;
+  int signal = 0;
+  try {
+    signal = decode_signal(message->body);
+  } catch (const std::exception &e) {
+    host_.audit().record({"launcher", plugin, "launcher-request",
+                          std::string("a frame after the launch: ") + e.what(),
+                          "ignored; a client sends only signals after its request"});
+    return true;
+  }
+  if (forwardable(signal)) {
+    ::kill(child.pid(), signal);
+  } else {
+    host_.audit().record({"launcher", plugin, "launcher-signal",
+                          "pass signal " + std::to_string(signal) + " to the plugin",
+                          "only SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 pass"});
+  }
+  return true;
 }
 
 }  // namespace sandbox_host

@@ -69,6 +69,7 @@ class Broker {
 
  private:
   struct State;
+  class ServingLoop;  // one serve()'s loop, its state from turn to turn
   std::unique_ptr<State> state_;
 };
 

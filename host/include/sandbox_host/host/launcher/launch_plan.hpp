@@ -1,7 +1,8 @@
-// From a LaunchRequest to what a launch runs: the config's part of the Spec added (network,
-// read paths, the egress proxy for network proxied, env), the backend chosen, private
-// directories made. `run` plans its own launches here and the launch service plans those it
-// is asked for, so the two never differ in what a plugin gets.
+// From a LaunchRequest to what a launch runs: the whole Spec decided here (the plugin's name,
+// its network, read paths, the egress proxy for network proxied, a policy's view, the
+// config's limits), its env, the backend chosen, private directories made. `run` plans its
+// own launches here and the launch service plans those it is asked for, so the two never
+// differ in what a plugin gets, and nothing after the plan decides any of it again.
 #pragma once
 
 #include <sandbox_host/host/host.hpp>
@@ -9,6 +10,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,11 @@ struct LaunchPlan {
 };
 
 // Throws, naming what was wrong, for a request the config or the host refuses.
-LaunchPlan plan_launch(Host &host, LaunchRequest request);
+// policy_view: the launch is held to an agent policy (run --policy), whose view
+// (policy::command_view) this is; where neither the caller nor the config names the
+// plugin's network, its commands then go through the egress proxy, if the config has one.
+LaunchPlan plan_launch(Host &host, LaunchRequest request,
+                       std::optional<std::vector<PathRule>> policy_view = std::nullopt);
 
 // What the launch service asks of a request before it plans it: no weaker confinement than
 // its config gives the plugin. A named backend must stand no later in backends.priority

@@ -7,6 +7,8 @@
 
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/host.hpp>
+#include <sandbox_host/host/launcher/launch_peer.hpp>
+#include <sandbox_host/host/launcher/launch_plan.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/service/loop_progress.hpp>
 #include <sandbox_host/unique_fd.hpp>
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -59,7 +62,27 @@ class LaunchService {
   // An adopted listener's acceptors wait here; false once the service stops.
   bool wait_for_connection() const;
   void wake_acceptors();
+  // One connection, from its peer's admission to its plugin's end: each step refuses by
+  // name (refuse) what it does not take, and handle stops there.
   void handle(int connection);
+  struct PendingSlot;  // one of its peer's connections whose request has not come
+  struct RunningSlot;  // one of the launches running_ counts
+  struct Received;     // a request as it came, with the stdio it brought
+  // The peer, when it may ask at all: identified and not itself in a sandbox.
+  std::optional<LaunchPeer> admitted_peer(int connection);
+  // Takes one of the peer's kMaxPendingPerPeer places, or refuses.
+  bool admit_pending(int connection, const LaunchPeer &peer);
+  // The request within the service's bounds, once it came; nullopt when refused, or when the
+  // client closed without one. The connection is no longer pending then.
+  std::optional<Received> receive_request(int connection, PendingSlot &pending);
+  // Checked against the config, planned and launched; refused when it does not start.
+  std::optional<Child> start_plugin(int connection, Received &received, LaunchPlan &plan,
+                                    const std::string &plugin);
+  // Until the plugin exits (its status to the client) or its client goes (the plugin killed).
+  void watch_plugin(int connection, Child &child, const std::string &plugin,
+                    const std::string &mode);
+  // A frame the client sent while its plugin runs: a signal to pass on, or its close (false).
+  bool pass_client_frame(int connection, Child &child, const std::string &plugin);
   // Counted as a launch of backend refused ("none" before a backend was chosen).
   void refuse(int connection, const std::string &plugin, const std::string &rule,
               const std::string &reason, std::string_view backend = "none");
