@@ -1,4 +1,4 @@
-// The landlock backend (seed 004's ModeLandlock): the degraded Linux fallback where user
+// The landlock backend (mode "landlock"): the degraded Linux fallback where user
 // namespaces do not work. No namespaces: stage 1 (the re-executed host binary) restricts
 // itself with a Landlock ruleset, drops its capabilities, sets no_new_privs, loads the
 // seccomp filter (one that also refuses System V IPC and POSIX message queues, and for

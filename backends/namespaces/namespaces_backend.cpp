@@ -1,4 +1,4 @@
-// The namespaces backend (seed 004's ModeNamespaces): user, mount, pid, ipc, uts and cgroup
+// The namespaces backend (mode "namespaces"): user, mount, pid, ipc, uts and cgroup
 // namespaces (and net for networks "none" and "proxied"), a deny-by-default mount tree, no
 // capabilities, no_new_privs and the default seccomp filter. Under an agent policy
 // (Spec::view) the tree is the policy's view of the host instead (policy_view_mounts.cpp),

@@ -1,4 +1,4 @@
-// The `seatbelt` backend (seed 004's ModeSeatbelt): the plugin runs under Apple's
+// The `seatbelt` backend (mode "seatbelt"): the plugin runs under Apple's
 // sandbox-exec with a deny-by-default profile made from its Spec (seatbelt_profile.cpp).
 // Nothing is re-executed: sandbox-exec applies the profile and execs the plugin itself.
 // Network "proxied" is refused: macOS has no network namespace to leave empty, and a

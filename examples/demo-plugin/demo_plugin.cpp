@@ -22,7 +22,8 @@ const char *verdict(const char *path) {
 }  // namespace
 
 int main() {
-  // TmpDir is SocketDir/tmp by convention (seed 004), so the socket goes next to it.
+  // TmpDir is SocketDir/tmp by convention (docs/design.md#the-spec), so the socket goes next
+  // to it.
   const char *tmpdir = std::getenv("TMPDIR");
   if (tmpdir == nullptr) {
     std::fprintf(stderr, "demo-plugin: TMPDIR is not set\n");

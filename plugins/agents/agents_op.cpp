@@ -1,5 +1,5 @@
-// agents (seed 000's OpAgents): runs an agents start, wake or resume on the host, where the
-// user's service manager starts the agent's unit.
+// agents (docs/design.md#broker-protocol): runs an agents start, wake or resume on the host, where
+// the user's service manager starts the agent's unit.
 #include <sandbox_host/command_op.hpp>
 
 namespace {

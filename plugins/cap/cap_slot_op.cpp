@@ -1,4 +1,4 @@
-// cap-slot (seed 000's OpCapSlot): caps a build slot's slice. A sandboxed session cannot
+// cap-slot (docs/design.md#broker-protocol): caps a build slot's slice. A sandboxed session cannot
 // reach the service manager or the cgroup tree, so the broker sets the slice's memory max
 // and swap max for it, through the driver the operator's [ops.cap-slot] chose.
 //

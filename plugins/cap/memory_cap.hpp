@@ -1,4 +1,4 @@
-// The cap a request asks for (seed 000's Request fields slice, max and swap, unit for the
+// The cap a request asks for (the request fields slice, max and swap, unit for the
 // scope), checked before any driver touches the host: sizes as systemd writes them, and
 // slice and unit names that cannot climb out of the parent the operator configured.
 #pragma once

@@ -1,8 +1,8 @@
-// scope (seed 000's OpScope): moves the requester, and only the requester, into a capped
-// scope unit of a slot's slice; `sandbox-host sandbox scope ... -- CMD` asks for it and
-// then becomes CMD, which so runs capped while staying in its sandbox. The process moved
-// is the one the broker identified and pinned with a pidfd (Requester::pidfd): a request
-// has no field that names a process.
+// scope (docs/design.md#broker-protocol): moves the requester, and only the requester, into a
+// capped scope unit of a slot's slice; `sandbox-host sandbox scope ... -- CMD` asks for it and then
+// becomes CMD, which so runs capped while staying in its sandbox. The process moved is the one the
+// broker identified and pinned with a pidfd (Requester::pidfd): a request has no field that names a
+// process.
 //
 //   sandbox-host sandbox scope --slice sandbox-slot1.slice --max 2G --swap 0
 //                              --unit run-42.scope -- make -j8

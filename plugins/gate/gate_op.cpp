@@ -1,5 +1,5 @@
-// gate (seed 000's OpGate): runs a gated command on the host, where it reads its keychain
-// and the gate starts its units.
+// gate (docs/design.md#broker-protocol): runs a gated command on the host, where it reads its
+// keychain and the gate starts its units.
 #include <sandbox_host/command_op.hpp>
 #include <sandbox_host/request_pattern.hpp>
 

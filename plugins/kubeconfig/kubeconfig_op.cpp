@@ -1,4 +1,4 @@
-// kubeconfig (seed 000's OpKubeconfig): writes a held lab lease's kubeconfig where the
+// kubeconfig (docs/design.md#broker-protocol): writes a held lab lease's kubeconfig where the
 // requester's sandbox reads it, with its loopback clusters pointed at the SOCKS5 proxy of
 // that sandbox (kubeconfig_proxy.hpp), and answers the file's path. Getting the kubeconfig
 // takes the container runtime's socket, which the sandbox closes.

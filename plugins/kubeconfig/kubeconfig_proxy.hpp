@@ -1,4 +1,4 @@
-// Seed 000's ProxyKubeconfig and SOCKSProxy: a kind lab's API server listens on the host's
+// The lab kubeconfig's rewrite: a kind lab's API server listens on the host's
 // loopback, which every HTTP client exempts from the proxy environment, and which a
 // proxied sandbox's empty network namespace does not have. So the lab's kubeconfig names
 // the sandbox's SOCKS5 proxy on each loopback cluster (proxy-url), and kubectl's tunnel

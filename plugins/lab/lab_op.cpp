@@ -1,5 +1,5 @@
-// lab (seed 000's OpLab): creates or tears down a held lab's cluster on the host, where the
-// cluster tool reaches the container runtime.
+// lab (docs/design.md#broker-protocol): creates or tears down a held lab's cluster on the host,
+// where the cluster tool reaches the container runtime.
 #include <sandbox_host/command_op.hpp>
 #include <sandbox_host/request_pattern.hpp>
 

@@ -1,5 +1,5 @@
-// person (seed 000's OpPerson): runs the person command on the host, where the person's own
-// gh login reads the org's roster.
+// person (docs/design.md#broker-protocol): runs the person command on the host, where the person's
+// own gh login reads the org's roster.
 #include <sandbox_host/command_op.hpp>
 
 namespace {

@@ -1,4 +1,4 @@
-// ping (seed 000's OpPing): answers whether a broker runs.
+// ping (docs/design.md#broker-protocol): answers whether a broker runs.
 #include <sandbox_host/module.hpp>
 
 namespace {

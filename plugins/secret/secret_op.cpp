@@ -1,5 +1,5 @@
-// secret (seed 000's OpSecret): runs the operator's secret command on the host, where its
-// tools reach their keys, and answers its output and exit code.
+// secret (docs/design.md#broker-protocol): runs the operator's secret command on the host, where
+// its tools reach their keys, and answers its output and exit code.
 #include <sandbox_host/command_op.hpp>
 
 namespace {

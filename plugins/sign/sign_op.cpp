@@ -1,5 +1,5 @@
-// sign (seed 000's OpSign): signs a payload with the person's key on the host, where gpg
-// reaches its agent, for git's gpg.program in the sandbox (`sandbox-host sandbox gpg`); and
+// sign (docs/design.md#broker-protocol): signs a payload with the person's key on the host, where
+// gpg reaches its agent, for git's gpg.program in the sandbox (`sandbox-host sandbox gpg`); and
 // verifies a signature against the host's keyring, which holds the public keys the sandbox
 // lacks. The sandbox never sees the key, the keyring or the agent's socket: it sends the
 // payload and gets back what gpg wrote.

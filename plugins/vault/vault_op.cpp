@@ -1,6 +1,6 @@
-// vault (seed 000's OpVault): answers whether the broker holds the vault session, never the
-// session itself. It only examines the session file's metadata and the variable's
-// presence, so no byte of a session can reach the requester.
+// vault (docs/design.md#broker-protocol): answers whether the broker holds the vault session, never
+// the session itself. It only examines the session file's metadata and the variable's presence, so
+// no byte of a session can reach the requester.
 #include <sandbox_host/command_op.hpp>
 #include <sandbox_host/module.hpp>
 

@@ -1,4 +1,4 @@
-// watch (seed 000's OpWatch): runs the watch command on the host, where it reads the
+// watch (docs/design.md#broker-protocol): runs the watch command on the host, where it reads the
 // installations through the person's kubeconfig, streamed for as long as its requester runs.
 #include <sandbox_host/command_op.hpp>
 

@@ -1,9 +1,9 @@
-// `sandbox-host sandbox scope [--slice S --max M --swap W --unit U] -- CMD ARGS...` (seed 000's
-// EnterScope and Capper): asks the broker to move this very process into a capped scope
-// unit of the slot's slice (the scope op), then becomes CMD, which so runs capped and still
-// inside its sandbox. The broker moves the process that holds the request, which is this
-// one, and exec keeps it: CMD is that process. A refusal, or no broker, ends the command
-// without running CMD, so a run that asked for a cap never runs uncapped.
+// `sandbox-host sandbox scope [--slice S --max M --swap W --unit U] -- CMD ARGS...`: asks the
+// broker to move this very process into a capped scope unit of the slot's slice (the scope op),
+// then becomes CMD, which so runs capped and still inside its sandbox. The broker moves the process
+// that holds the request, which is this one, and exec keeps it: CMD is that process. A refusal, or
+// no broker, ends the command without running CMD, so a run that asked for a cap never runs
+// uncapped.
 #include "broker_target.hpp"
 #include "commands.hpp"
 

@@ -1,4 +1,4 @@
-// The file-tool hook's checks (seed 000's Readable and Writable): a path resolved as the
+// The file-tool hook's checks (docs/agent-policy.md): a path resolved as the
 // kernel would open it, held to the policy's entries resolved the same way.
 //
 // No check made here is free of TOCTOU: the hook resolves a path, answers, and the harness
@@ -196,8 +196,8 @@ Verdict readable(const Policy &policy, const std::string &path, const std::strin
   return {true, "outside Home and Runtime"};
 }
 
-// Unlike seed 000's Writable, neither the temporary directory nor the session's working
-// directory is writable by itself: with Claude Code started in /, that rule let the file tools
+// Neither the temporary directory nor the session's working directory is writable by itself,
+// as an earlier rule made them: with Claude Code started in /, that rule let the file tools
 // write /etc. The policy lists what is writable, in Write and ToolWrite.
 Verdict writable(const Policy &policy, const std::string &path, const std::string &cwd) {
   Verdict refusal;

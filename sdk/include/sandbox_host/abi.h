@@ -116,8 +116,8 @@ typedef struct sh_limits {
   SH_LIMITS_FIELDS(SH_LIMITS_MEMBER)
 } sh_limits;
 
-/* One plugin launch (seed 004's Spec): struct_size, then the fields of SH_SPEC_FIELDS in its
- * order, a VIEW field as a pointer and a count. */
+/* One plugin launch (docs/design.md#the-spec): struct_size, then the fields of SH_SPEC_FIELDS in
+ * its order, a VIEW field as a pointer and a count. */
 typedef struct sh_spec {
   uint32_t struct_size;
   SH_SPEC_FIELDS(SH_SPEC_MEMBER)
@@ -191,7 +191,7 @@ typedef struct sh_backend_v1 {
 
 /* ---- broker operations ------------------------------------------------------------------ */
 
-/* One ask of the broker (seed 000's Request); absent fields are empty. */
+/* One ask of the broker (docs/design.md#broker-protocol); absent fields are empty. */
 typedef struct sh_request {
   uint32_t struct_size;
   sh_str op;
@@ -231,7 +231,7 @@ typedef struct sh_host_command {
   uint32_t timeout_ms;      /* 0: no limit */
 } sh_host_command;
 
-/* The reply (seed 000's Reply): output and error streams, and an exit code. */
+/* The reply (docs/design.md#broker-protocol): output and error streams, and an exit code. */
 typedef struct sh_reply {
   uint32_t struct_size;
   sh_writer out;

@@ -1,7 +1,7 @@
-// What a client held to the egress proxy gets (seed 000's Egress* names): the files of the
-// egress directory and the variables that point clients at them and at the proxy. One
-// place, used by the host for a policy's commands and by a backend for a proxied plugin,
-// so the two cannot drift.
+// What a client held to the egress proxy gets
+// (docs/design.md#egress-directory-and-credential-headers): the files of the egress directory and
+// the variables that point clients at them and at the proxy. One place, used by the host for a
+// policy's commands and by a backend for a proxied plugin, so the two cannot drift.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,8 @@ struct EgressRoute {
   std::uint16_t port = 3128;
 };
 
-// The egress directory below a runtime directory (seed 000's EgressDir):
+// The egress directory below a runtime directory, a path clients outside this repository
+// know (docs/design.md#egress-directory-and-credential-headers):
 // runtime_dir/clawpatrol-sandbox/egress; empty for an empty runtime_dir.
 inline std::string egress_dir_below(const std::string &runtime_dir) {
   if (runtime_dir.empty()) return {};

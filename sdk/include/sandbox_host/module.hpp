@@ -111,7 +111,7 @@ class Backend {
   }
 };
 
-// One ask of the broker (seed 000's Request).
+// One ask of the broker (docs/design.md#broker-protocol).
 struct Request {
   std::string op, unit, slice, max, swap;
   std::vector<std::string> args;

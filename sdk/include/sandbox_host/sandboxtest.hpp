@@ -1,4 +1,5 @@
-// Test helpers for code that spawns sandboxed plugins (seed 004's sandboxtest).
+// Test helpers for code that spawns sandboxed plugins (the C++ side of the Go package's
+// sandboxtest, docs/design.md#the-go-package).
 //
 // The macros expand in the test's own translation unit, which links the sandbox-host
 // library; this header itself needs nothing but the standard library and GoogleTest.

@@ -12,7 +12,7 @@
 
 namespace sandbox_host {
 
-// The network capability granted to a plugin (seed 004's Network).
+// The network capability granted to a plugin (docs/design.md#the-spec).
 enum class Network {
   none,      // only the unix socket in SocketDir
   outbound,  // the host's network
@@ -90,7 +90,8 @@ struct Limits {
   friend bool operator==(const Limits &, const Limits &) = default;
 };
 
-// One plugin launch (seed 004's Spec): the fields of SH_SPEC_FIELDS, which documents each.
+// One plugin launch (docs/design.md#the-spec): the fields of SH_SPEC_FIELDS, which documents
+// each.
 struct Spec {
   SH_SPEC_FIELDS(SH_SPEC_CXX_MEMBER)
 };

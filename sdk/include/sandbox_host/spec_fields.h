@@ -1,5 +1,5 @@
-/* The one description of a plugin launch (seed 004's Spec). Everything that holds or carries a
- * Spec is made from these lists: the C struct sh_spec that crosses the module boundary
+/* The one description of a plugin launch (docs/design.md#the-spec). Everything that holds or
+ * carries a Spec is made from these lists: the C struct sh_spec that crosses the module boundary
  * (abi.h), the C++ struct Spec (spec.hpp), the lending and reading of an sh_spec
  * (spec_abi.hpp) and the JSON that stage 1, a prepared sandbox and the launch service receive
  * (the host's spec_codec.cpp).
@@ -33,7 +33,7 @@
   X(STRING, egress_dir, 3)                                                                     \
   X(PORT, proxy_port, 3)                                                                       \
   /* Empty for a plugin: the deny-by-default tree. Otherwise the view of an agent policy       \
-   * (seed 000's Policy, sandbox-host run --policy): the host's whole file system readable,    \
+   * (docs/agent-policy.md, sandbox-host run --policy): the host's whole file system readable, \
    * each rule's path and everything below it at the rule's access, the rule with the          \
    * longest path winning. read_paths, the binary, socket_dir and tmp_dir keep their grants    \
    * on top of it. A backend that cannot hold a launch to every rule refuses the Spec; the     \

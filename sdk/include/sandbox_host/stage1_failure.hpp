@@ -1,4 +1,5 @@
-// How a stage-1 process reports a setup failure (seed 004): exactly one line,
+// How a stage-1 process reports a setup failure, which callers outside this repository parse
+// (docs/design.md#exit-statuses-and-the-stage-1-failure-line): exactly one line,
 // "clawpatrol-sandbox: <step>: <reason>", on stderr, and exit status 87. stdout is never
 // touched: it belongs to the plugin's handshake.
 #pragma once

@@ -1,4 +1,5 @@
-// BaseEnv (seed 004): the whole environment a plugin starts with, sandboxed or not.
+// BaseEnv: the whole environment a plugin starts with, sandboxed or not
+// (docs/design.md#baseenv).
 #pragma once
 
 #include <sandbox_host/spec.hpp>

@@ -1,4 +1,5 @@
-// The external names of seed 004: environment variables, the stderr prefix and exit code.
+// Names callers outside this repository rely on, so none may change:
+// docs/design.md#environment-variables and #exit-statuses-and-the-stage-1-failure-line.
 #pragma once
 
 #include <sandbox_host/stage1_failure.hpp>

@@ -141,7 +141,7 @@ Host &default_host();
 // binary's file name where it has none.
 std::string launch_name(const Spec &spec);
 
-// Seed 004's free functions, on default_host().
+// The Go package's free functions (docs/design.md#the-go-package), on default_host().
 Availability probe();
 LaunchCommand command(const Spec &spec, const std::string &mode);
 

@@ -1,4 +1,4 @@
-// Probe (seed 004): which backend works on this host.
+// Probe: which backend works on this host (docs/design.md#probe-and-availability).
 #pragma once
 
 #include <sandbox_host/spec.hpp>

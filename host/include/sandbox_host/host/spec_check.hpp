@@ -1,4 +1,5 @@
-// A Spec is refused before any backend sees it when it breaks seed 004's rules.
+// A Spec is refused before any backend sees it when it breaks the rules of
+// docs/design.md#the-spec.
 #pragma once
 
 #include <sandbox_host/spec.hpp>

@@ -1,4 +1,5 @@
-// Stage 1 (seed 004): the first statement of main() of any binary that spawns plugins.
+// Stage 1: the first statement of main() of any binary that spawns plugins
+// (docs/design.md#launch).
 #pragma once
 
 namespace sandbox_host {

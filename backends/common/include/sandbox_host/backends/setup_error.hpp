@@ -1,4 +1,5 @@
-// Setup failures in stage 1 read "<step>: <what>: <reason>", as seed 004's one line wants.
+// Setup failures in stage 1 read "<step>: <what>: <reason>", the one line of
+// docs/design.md#exit-statuses-and-the-stage-1-failure-line.
 #pragma once
 
 #include <cerrno>

@@ -33,7 +33,7 @@ struct BrokerOptions {
   unsigned max_queued = 256;
   std::chrono::milliseconds reply_timeout{10000};
   BrokerIdentity identity = BrokerIdentity::lock;
-  // Wake on inotify; false leaves only the scan every tick, the seed's polling design.
+  // Wake on inotify; false leaves only the scan every tick, the first design's polling.
   bool watch = true;
 
   // The config's [broker] table, with the spool under its state_dir.

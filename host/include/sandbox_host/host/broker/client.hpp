@@ -1,4 +1,5 @@
-// Asking the broker (seed 000's Ask): over the spool, or over a sandbox's broker socket.
+// Asking the broker (docs/design.md#broker-protocol): over the spool, or over a sandbox's
+// broker socket.
 #pragma once
 
 #include <sandbox_host/host/broker/protocol.hpp>
@@ -12,8 +13,8 @@
 
 namespace sandbox_host::broker {
 
-// Seed 000's ErrNoBroker: no broker took the request in time, or the broker went away
-// before it answered. what(): "no sandbox-host broker answered: <why>".
+// No broker took the request in time, or the broker went away before it answered. what():
+// "no sandbox-host broker answered: <why>".
 class NoBroker : public std::runtime_error {
  public:
   explicit NoBroker(const std::string &why);

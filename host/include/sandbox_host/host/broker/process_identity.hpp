@@ -1,5 +1,6 @@
 // Who asked: the processes holding a request, where they run, and a pidfd that pins one.
-// Seed 000's Holders, Origin and Sandboxed, on a proc directory (normally /proc).
+// Who holds a request, where it runs and whether it is sandboxed, read from a proc directory
+// (normally /proc): docs/design.md#broker-protocol.
 #pragma once
 
 #include <sandbox_host/unique_fd.hpp>

@@ -1,7 +1,7 @@
-// The broker's wire format, the same on both transports: one JSON request (seed 000's
-// Request: op, unit, slice, max, swap, args, wait, resource, input, stream), answered by reply
-// frames (seed 000's Reply fields out, err, error, code), the last of which carries
-// "end": true. See docs/broker.md.
+// The broker's wire format, the same on both transports: one JSON request (op, unit, slice,
+// max, swap, args, wait, resource, input, stream), answered by reply frames (out, err, error,
+// code), the last of which carries "end": true. Clients outside this repository speak it, so
+// the field names stay: docs/design.md#broker-protocol, docs/broker.md.
 #pragma once
 
 #include <sandbox_host/module.hpp>
@@ -52,7 +52,7 @@ Request parse_request(std::string_view json, std::size_t max_bytes);
 std::string encode_request(const Request &request);
 
 // One frame as one JSON object, without a newline. Bytes that are not UTF-8 in out, err
-// or error become U+FFFD, as encoding/json does for the seed's Go clients.
+// or error become U+FFFD, as encoding/json does for the broker's Go clients.
 std::string encode_frame(const ReplyFrame &frame);
 // Throws RequestError for a frame the broker could not have sent.
 ReplyFrame parse_frame(std::string_view json);

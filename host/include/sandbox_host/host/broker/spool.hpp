@@ -1,4 +1,4 @@
-// The spool transport (seed 000's Serve and Ask): a directory the broker's user writes
+// The spool transport (docs/design.md#broker-protocol): a directory the broker's user writes
 // requests into. A client makes a FIFO <id>.reply, writes its request to .<id>.partial,
 // locks it, and renames it to <id>.request, holding it open until the answer is in. The
 // broker answers as the process holding that request (see docs/broker.md for the rules).
@@ -19,7 +19,7 @@
 
 namespace sandbox_host::broker {
 
-// Seed 000's SpoolDir: the spool under the broker's state directory.
+// The spool under the broker's state directory.
 std::filesystem::path spool_dir(const std::filesystem::path &state_dir);
 
 inline constexpr std::string_view kRequestSuffix = ".request";
@@ -44,7 +44,7 @@ class Spool {
   // Creates the directory (mode 0700) if it is missing; refuses one that another user owns
   // or that others may write; takes the broker lock, refusing a spool another broker
   // serves. watch: wake on inotify; without it, only the periodic scan finds requests (the
-  // seed's polling design, kept for comparison).
+  // first design's polling, kept for comparison).
   Spool(std::filesystem::path dir, bool watch);
 
   const std::filesystem::path &dir() const noexcept { return dir_; }

@@ -1,5 +1,6 @@
-// The Authorization header the egress proxy sets for an inject host (seed 000's
-// Authorization): git's endpoint on github.com takes Basic only, the API a token.
+// The Authorization header the egress proxy sets for an inject host
+// (docs/design.md#egress-directory-and-credential-headers): git's endpoint on github.com
+// takes Basic only, the API a token.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The egress proxy's certificate authority (seed 000's CA): made in memory, its key never
+// The egress proxy's certificate authority (docs/design.md#tokens): made in memory, its key never
 // written anywhere, and name-constrained to the hosts whose TLS the proxy terminates, so a
 // client that trusts it trusts it for those hosts alone. It issues their leaf certificates.
 #pragma once

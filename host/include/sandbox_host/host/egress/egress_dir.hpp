@@ -1,4 +1,4 @@
-// The egress directory (seed 000's EgressDir, WriteEgress and the Egress* names): what a
+// The egress directory (docs/design.md#egress-directory-and-credential-headers): what a
 // sandbox needs to trust and use the egress proxy, and nothing it could use without it.
 // Sandboxed processes read it and never write it.
 #pragma once

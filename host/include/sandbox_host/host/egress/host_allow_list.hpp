@@ -1,4 +1,5 @@
-// The hosts the egress proxy lets a client reach (seed 000's Egress.Allow): exact names,
+// The hosts the egress proxy lets a client reach (docs/egress.md#the-allow-list-allow): exact
+// names,
 // "*.example.com" for subdomains, IP literals, each with the ports it allows.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Who is at the other end of a connection to the proxy (seed 000's SameUser): the proxy
+// Who is at the other end of a connection to the proxy (docs/design.md#host-side-walls): the proxy
 // adds credentials, so it serves its own user and no other account on the machine.
 #pragma once
 

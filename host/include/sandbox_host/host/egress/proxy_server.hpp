@@ -1,4 +1,4 @@
-// The egress proxy (seed 000's Egress): HTTP forward proxy (absolute-form requests), CONNECT
+// The egress proxy (docs/egress.md): HTTP forward proxy (absolute-form requests), CONNECT
 // tunnels and a SOCKS5 entry (socks5h: names resolved here) on one port, told apart by the
 // first byte, on loopback TCP and on a unix socket. Every connection is held to the host
 // allow list and the destination rules; the inject hosts' TLS on port 443 is terminated

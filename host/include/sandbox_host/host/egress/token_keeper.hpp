@@ -1,6 +1,6 @@
-// The GitHub token the egress proxy injects, and what keeps it fresh (seed 000's Token,
-// GitHubRenewal and KeepGitHub): read from the operator's command now and then, held in
-// memory alone, and never named in a message.
+// The GitHub token the egress proxy injects, and what keeps it fresh: read from the operator's
+// command now and then, held in memory alone, and never named in a message
+// (docs/design.md#tokens).
 #pragma once
 
 #include <chrono>
@@ -64,11 +64,10 @@ TokenReader command_token_reader(std::vector<std::string> argv, std::string subj
 // holds. Throws std::invalid_argument for a relative path.
 TokenReader file_token_reader(std::filesystem::path path, std::string subject = "token");
 
-// Seed 000's KeepGitHub: sets token to what read returns, at once and then as renewal
-// says, on a thread of its own until destroyed; destruction stops it promptly, mid-wait
-// or mid-read. A failed read keeps the token held. say gets one line per read ("token
-// read", "token renewed", "token read failed: <cause>; keeping the token held; next read
-// in 5 s"), never the token.
+// Sets token to what read returns, at once and then as renewal says, on a thread of its own
+// until destroyed; destruction stops it promptly, mid-wait or mid-read. A failed read keeps the
+// token held. say gets one line per read ("token read", "token renewed", "token read failed:
+// <cause>; keeping the token held; next read in 5 s"), never the token.
 class TokenKeeper {
  public:
   // Throws std::invalid_argument for a duration that is not positive or an empty read.

@@ -1,4 +1,4 @@
-// Environment hygiene (seed 000's Unheld, Unset, UnsetShell, Unconfine): a session that
+// Environment hygiene (docs/agent-policy.md#environment-hygiene): a session that
 // carries the policy's variables while no sandbox holds it drops them again.
 #pragma once
 

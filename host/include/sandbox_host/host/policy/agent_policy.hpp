@@ -1,4 +1,4 @@
-// An agent session's policy (seed 000's Policy): what its commands and the harness's file
+// An agent session's policy (docs/agent-policy.md): what its commands and the harness's file
 // tools may read, write and reach. One model, enforced by sandbox-host's own backends
 // (sandbox-host run --policy) and rendered into Claude Code's managed settings.
 #pragma once
@@ -13,15 +13,17 @@
 
 namespace sandbox_host::policy {
 
-// Set in every session the policy holds, for the hook to know it (seed 000's Env).
+// Set in every session the policy holds, for the hook to know it. These three names are read
+// by programs outside this repository: docs/design.md#environment-variables.
 inline constexpr std::string_view kEnvSandbox = "CLAWPATROL_SANDBOX";
-// Set, with kEnvSandbox, in a call the broker runs on the host for a sandboxed session
-// (seed 000's Brokered): the broker holds it instead of a sandbox.
+// Set, with kEnvSandbox, in a call the broker runs on the host for a sandboxed session: the
+// broker holds it instead of a sandbox.
 inline constexpr std::string_view kEnvBrokered = "CLAWPATROL_SANDBOX_BROKERED";
-// Set by the sandbox runtime in every command it holds; the host never has it (seed 000's
-// Runtime). sandbox-host run --policy sets it too.
+// Set by the sandbox runtime in every command it holds; the host never has it.
+// sandbox-host run --policy sets it too.
 inline constexpr std::string_view kEnvRuntime = "SANDBOX_RUNTIME";
-// The harness's tools that read or write files outside the sandbox (seed 000's FileTools).
+// The harness's tools that read or write files outside the sandbox
+// (docs/design.md#agent-policy-names).
 inline constexpr std::array<std::string_view, 7> kFileTools{
     "Read", "Grep", "Glob", "Edit", "MultiEdit", "Write", "NotebookEdit"};
 // The one other tool the hook answers for: its commands run in Claude Code's sandbox, which

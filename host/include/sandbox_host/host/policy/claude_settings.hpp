@@ -1,4 +1,4 @@
-// The policy as Claude Code managed settings (seed 000's Settings, DropIn, ManagedDir, Path):
+// The policy as Claude Code managed settings (docs/design.md#agent-policy-names):
 // a drop-in file of the managed-settings.d directory, which Claude Code merges into its
 // managed settings for every session on the machine.
 #pragma once

@@ -1,8 +1,8 @@
-// `sandbox-host hook`: Claude Code's PreToolUse hook for the file tools (seed 000's
-// FileTools). Reads the hook's JSON input, holds each path argument of a file tool to the
-// policy (reads by readable(), writes by writable()) and answers in the hook protocol.
-// Bash is answered too: refused in a session whose working directory the policy does not let
-// commands write, since Claude Code's sandbox makes that directory writable to them.
+// `sandbox-host hook`: Claude Code's PreToolUse hook for the file tools
+// (docs/design.md#agent-policy-names). Reads the hook's JSON input, holds each path argument of a
+// file tool to the policy (reads by readable(), writes by writable()) and answers in the hook
+// protocol. Bash is answered too: refused in a session whose working directory the policy does not
+// let commands write, since Claude Code's sandbox makes that directory writable to them.
 #pragma once
 
 #include <sandbox_host/host/policy/agent_policy.hpp>

@@ -1,5 +1,5 @@
-// Whether a path may be read or written under a policy (seed 000's Readable and Writable),
-// with the rule that decided it, for the file-tool hook's answers.
+// Whether a path may be read or written under a policy, with the rule that decided it, for
+// the file-tool hook's answers.
 #pragma once
 
 #include <sandbox_host/host/policy/agent_policy.hpp>
