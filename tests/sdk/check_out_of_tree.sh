@@ -19,7 +19,7 @@
 #      `ask hello --arg world` prints exactly "hi, world" and exits 0, `ask hello` exits 126
 #      with the module's message on stderr, and `ask hello --stream --arg a --arg b` prints
 #      "hi, a" and "hi, b" as lines; then stops the broker (also when a check fails);
-#   6. configures and builds sdk/examples/connect-egress (an egress module) against that
+#   6. configures and builds egress/connect (an egress module) against that
 #      prefix only, checks `sandbox-host modules --json` reports egress connect loaded with
 #      [egress] implementation = "connect", and that an unknown key of [egress.connect]
 #      refuses it, naming the key; then runs the installed `sandbox-host egress` with it and
@@ -62,7 +62,7 @@ scratch=$(absolute "$4")
 cmake_bin=${CMAKE:-cmake}
 
 hello_source="$source_dir/sdk/examples/hello-op"
-connect_source="$source_dir/sdk/examples/connect-egress"
+connect_source="$source_dir/egress/connect"
 gateway_source="$source_dir/examples/gateway-test"
 for example in "$hello_source" "$connect_source" "$gateway_source"; do
   [[ -f "$example/CMakeLists.txt" ]] ||

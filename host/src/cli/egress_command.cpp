@@ -1,6 +1,6 @@
 #include "commands.hpp"
 
-#include <sandbox_host/host/egress/egress_service.hpp>
+#include <sandbox_host/egress/proxy/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/text_escape.hpp>
 
