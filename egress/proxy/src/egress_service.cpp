@@ -89,7 +89,8 @@ TokenRenewal renewal(const EgressConfig &config) {
 
 EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
                              const std::filesystem::path &exe,
-                             std::function<void(const std::string &)> log)
+                             std::function<void(const std::string &)> log,
+                             const CommandTokenReaders &command_readers)
     : token_(std::make_shared<Token>()) {
   // The CA's key and the token live in this process's memory alone: no core dump writes
   // them out, and no process of the same user reads them through ptrace or /proc/<pid>/mem.
@@ -108,7 +109,7 @@ EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
   }
   if (!config.token_command.empty()) {
     keeper_ = std::make_unique<TokenKeeper>(*token_, renewal(config),
-                                            command_token_reader(config.token_command), log);
+                                            command_readers(config.token_command, "token"), log);
   }
   options.token = token_;
   if (config.parent) {
@@ -120,7 +121,7 @@ EgressService::EgressService(const EgressConfig &config, AuditSink &audit,
     if (!config.parent->credential_file.empty()) {
       read = file_token_reader(config.parent->credential_file, subject);
     } else if (!config.parent->credential_command.empty()) {
-      read = command_token_reader(config.parent->credential_command, subject);
+      read = command_readers(config.parent->credential_command, subject);
     }
     if (read) {
       parent_credential_ = std::make_shared<Token>();
@@ -140,8 +141,9 @@ class RunningBuiltinProxy final : public RunningEgress {
  public:
   RunningBuiltinProxy(const EgressConfig &config, AuditSink &audit,
                       const std::filesystem::path &exe,
-                      std::function<void(const std::string &)> log)
-      : service_(config, audit, exe, std::move(log)) {}
+                      std::function<void(const std::string &)> log,
+                      const CommandTokenReaders &command_readers)
+      : service_(config, audit, exe, std::move(log), command_readers) {}
 
   std::string description() const override {
     const EgressProxy &proxy = service_.proxy();
@@ -160,8 +162,10 @@ class RunningBuiltinProxy final : public RunningEgress {
 }  // namespace
 
 std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config,
-                                                   const EgressServing &serving) {
-  return std::make_unique<RunningBuiltinProxy>(config, serving.audit, serving.exe, serving.log);
+                                                   const EgressServing &serving,
+                                                   const CommandTokenReaders &command_readers) {
+  return std::make_unique<RunningBuiltinProxy>(config, serving.audit, serving.exe, serving.log,
+                                               command_readers);
 }
 
 }  // namespace sandbox_host::egress

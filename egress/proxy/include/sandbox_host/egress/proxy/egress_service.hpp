@@ -26,9 +26,11 @@ class EgressService {
  public:
   // exe is sandbox-host itself, which the egress directory's gpg script runs. Refusals go
   // to audit; the token keeper's events, which are no refusals, and with [egress]
-  // log_connections each allowed connection, to log.
+  // log_connections each allowed connection, to log. command_readers reads token_command
+  // and the parent's credential_command.
   EgressService(const EgressConfig &config, AuditSink &audit, const std::filesystem::path &exe,
-                std::function<void(const std::string &)> log);
+                std::function<void(const std::string &)> log,
+                const CommandTokenReaders &command_readers);
   ~EgressService();
 
   EgressProxy &proxy() { return *proxy_; }
@@ -49,6 +51,7 @@ class EgressService {
 // The built-in proxy as an egress serving (EgressServing::builtin_proxy): an EgressService
 // described by where it listens and its egress directory.
 std::unique_ptr<RunningEgress> start_builtin_proxy(const EgressConfig &config,
-                                                   const EgressServing &serving);
+                                                   const EgressServing &serving,
+                                                   const CommandTokenReaders &command_readers);
 
 }  // namespace sandbox_host::egress

@@ -50,14 +50,11 @@ struct TokenReadError : std::runtime_error {
 using TokenReader =
     std::function<std::string(std::chrono::milliseconds bound, std::stop_token stop)>;
 
-// The operator's token command: argv[0] an absolute path, run with the rest as arguments,
-// no shell, this process's environment, in its own session, killed with its descendants
-// when cut. Its stdout, trimmed, is the token. A non-zero exit, a cut at the bound, output
-// of more than 64 KiB, no output ("no token in the output of the token command ...") or
-// more than one line are read errors naming the cause; its stderr is dropped, since it may
-// echo the token. subject names what is read in those errors ("token", "parent proxy
-// credential"). Throws std::invalid_argument for an empty argv or a relative path.
-TokenReader command_token_reader(std::vector<std::string> argv, std::string subject = "token");
+// How the operator's token commands are read (token_command.hpp's command_token_reader):
+// handed in where the proxy is composed, since running a host command is the broker's,
+// which the proxy does not link. Given the command's argv and the subject its errors name.
+using CommandTokenReaders =
+    std::function<TokenReader(std::vector<std::string> argv, std::string subject)>;
 
 // A file holding the token on one line, read whole at each read (so a file the operator
 // replaces is taken at the next renewal), trimmed, with the command's checks on what it
