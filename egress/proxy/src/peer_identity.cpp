@@ -1,10 +1,9 @@
 #include <sandbox_host/egress/proxy/peer_identity.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
-#include <sandbox_host/unique_fd.hpp>
+#include <sandbox_host/host/sock_diag.hpp>
 
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>
-#include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -89,21 +88,10 @@ std::string Peer::describe() const {
 // with every connection on the host.
 PeerIdentifier::Owner PeerIdentifier::tcp_socket_owner(const sockaddr_storage &source,
                                                        const sockaddr_storage &destination) {
-  if (!diag_) {
-    diag_.reset(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-    if (!diag_) {
-      return {std::nullopt, std::string("the kernel's socket table cannot be asked (socket: ") +
-                                std::strerror(errno) + ")"};
-    }
-  }
   struct {
     nlmsghdr header;
     inet_diag_req_v2 request;
   } message{};
-  message.header.nlmsg_len = sizeof message;
-  message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-  message.header.nlmsg_flags = NLM_F_REQUEST;
-  message.header.nlmsg_seq = ++sequence_;
   message.request.sdiag_family = static_cast<__u8>(source.ss_family);
   message.request.sdiag_protocol = IPPROTO_TCP;
   // An exact lookup answers whatever it finds, in any state; asking for all of them says
@@ -114,59 +102,38 @@ PeerIdentifier::Owner PeerIdentifier::tcp_socket_owner(const sockaddr_storage &s
   fill_endpoint(destination, id.idiag_dport, id.idiag_dst);
   id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
   id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag_.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
-               sizeof kernel) != static_cast<ssize_t>(sizeof message)) {
-    const std::string why = std::strerror(errno);
+  SockDiagReply reply;
+  try {
+    if (!diag_) diag_.emplace();
+    reply = diag_->ask(message, sizeof(inet_diag_msg));
+  } catch (const SockDiagError &e) {
     diag_.reset();  // a fresh socket next time, whatever went wrong with this one
-    return {std::nullopt, "the kernel's socket table cannot be asked (sendto: " + why + ")"};
+    return {std::nullopt, e.what()};
   }
-  // The kernel answers within the send, so the reply is queued already. A reply to an
-  // earlier lookup that was given up on is passed over by its sequence number.
-  alignas(nlmsghdr) char reply[8192];
-  for (;;) {
-    const ssize_t length = ::recv(diag_.get(), reply, sizeof reply, MSG_DONTWAIT);
-    if (length < 0 && errno == EINTR) continue;
-    if (length <= 0) {
-      return {std::nullopt, std::string("the kernel's socket table gave no answer (") +
-                                (length < 0 ? std::strerror(errno) : "empty") + ")"};
-    }
-    const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
-    if (!NLMSG_OK(header, static_cast<unsigned>(length))) {
-      return {std::nullopt, "the kernel's socket table gave a malformed answer"};
-    }
-    if (header->nlmsg_seq != sequence_) continue;
-    if (header->nlmsg_type == NLMSG_ERROR && header->nlmsg_len >= NLMSG_LENGTH(sizeof(nlmsgerr))) {
-      const int error = -static_cast<const nlmsgerr *>(NLMSG_DATA(header))->error;
-      if (error == ENOENT) {
-        return {std::nullopt,
-                "no socket on this host is its other end (the peer is not local, or its "
-                "socket is gone)"};
-      }
-      return {std::nullopt, std::string("the kernel's socket table refused the lookup (") +
-                                std::strerror(error) + ")"};
-    }
-    if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-        header->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) {
-      return {std::nullopt, "the kernel's socket table gave an answer of an unknown kind"};
-    }
-    const auto &answer = *static_cast<const inet_diag_msg *>(NLMSG_DATA(header));
-    // A socket no process holds any more (closed, or a TIME_WAIT or FIN_WAIT2 minisocket)
-    // has no inode, and the kernel reports its uid as 0: nobody's, not root's.
-    if (answer.idiag_inode == 0) {
-      return {std::nullopt,
-              "the peer's socket was already closed when the proxy asked (TCP state " +
-                  tcp_state_name(answer.idiag_state) + ", held by no process, so it has no owner)"};
-    }
-    if (!connected_state(answer.idiag_state)) {
-      return {std::nullopt,
-              "the peer's socket is gone; the socket the kernel found at its "
-              "address is in TCP state " +
-                  tcp_state_name(answer.idiag_state) + ", not the peer's"};
-    }
-    return {answer.idiag_uid, {}, answer.idiag_inode};
+  if (reply.error == ENOENT) {
+    return {std::nullopt,
+            "no socket on this host is its other end (the peer is not local, or its "
+            "socket is gone)"};
   }
+  if (reply.error != 0) {
+    return {std::nullopt, std::string("the kernel's socket table refused the lookup (") +
+                              std::strerror(reply.error) + ")"};
+  }
+  const auto &answer = *static_cast<const inet_diag_msg *>(NLMSG_DATA(reply.answer));
+  // A socket no process holds any more (closed, or a TIME_WAIT or FIN_WAIT2 minisocket)
+  // has no inode, and the kernel reports its uid as 0: nobody's, not root's.
+  if (answer.idiag_inode == 0) {
+    return {std::nullopt, "the peer's socket was already closed when the proxy asked (TCP state " +
+                              tcp_state_name(answer.idiag_state) +
+                              ", held by no process, so it has no owner)"};
+  }
+  if (!connected_state(answer.idiag_state)) {
+    return {std::nullopt,
+            "the peer's socket is gone; the socket the kernel found at its "
+            "address is in TCP state " +
+                tcp_state_name(answer.idiag_state) + ", not the peer's"};
+  }
+  return {answer.idiag_uid, {}, answer.idiag_inode};
 }
 
 Peer PeerIdentifier::identify(int fd) {

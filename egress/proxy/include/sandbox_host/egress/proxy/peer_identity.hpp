@@ -2,12 +2,11 @@
 // adds credentials, so it serves its own user and no other account on the machine.
 #pragma once
 
-#include <sandbox_host/unique_fd.hpp>
+#include <sandbox_host/host/sock_diag.hpp>
 
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -46,8 +45,7 @@ class PeerIdentifier {
     ino_t inode = 0;      // the socket's, with uid
   };
   Owner tcp_socket_owner(const sockaddr_storage &source, const sockaddr_storage &destination);
-  UniqueFd diag_;
-  std::uint32_t sequence_ = 0;
+  std::optional<SockDiag> diag_;  // opened at the first lookup, again after a failed one
 };
 
 // Why the peer may not use the proxy when only `uid` may, or an empty string when it may.
