@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace sandbox_host::egress {
@@ -146,6 +147,145 @@ bool names_target(std::string_view authority, const std::string &host, std::uint
   return normalized(authority) == host;
 }
 
+using Tell = std::function<void(const std::string &)>;
+
+// The TLS handshake with the client, on a leaf for the CONNECT target. False when the
+// client closed or was refused (told, with the reason the handshake's callbacks gave).
+bool accept_client(TlsStream &client, SSL *ssl, const HandshakeState &state, const Tell &tell) {
+  try {
+    return client.drive([&] { return SSL_accept(ssl); }, "finish the TLS handshake") != 0;
+  } catch (const StreamError &e) {
+    tell("TLS refused: " + (state.refusal.empty() ? std::string(e.what()) : state.refusal));
+    return false;
+  }
+}
+
+// An SSL to the upstream that verifies its certificate names host.
+SslPtr upstream_ssl(SSL_CTX *context, const InterceptedSession &session) {
+  SslPtr ssl(SSL_new(context));
+  if (!ssl) throw std::runtime_error(openssl_error("cannot make a TLS connection"));
+  SSL_set_tlsext_host_name(ssl.get(), session.host.c_str());
+  SSL_set1_host(ssl.get(), session.host.c_str());
+  SSL_set_fd(ssl.get(), session.upstream_fd);
+  return ssl;
+}
+
+// The TLS handshake with the upstream: empty when done, else why it failed, which each
+// inner request is then refused with (a 502 the client can read, inside its own TLS).
+std::string connect_upstream(TlsStream &upstream, SSL *ssl) {
+  try {
+    upstream.drive([&] { return SSL_connect(ssl); }, "finish the TLS handshake");
+    return {};
+  } catch (const StreamError &e) {
+    const long verified = SSL_get_verify_result(ssl);
+    return verified != X509_V_OK ? std::string("the upstream's certificate is not trusted: ") +
+                                       X509_verify_cert_error_string(verified)
+                                 : std::string(e.what());
+  }
+}
+
+// A refused inner request: the status the client gets, and why.
+struct Refusal {
+  int status;
+  std::string why;
+};
+
+// The requests inside one terminated connection, each held to the CONNECT target and the
+// allow list before it goes on with the token in place of the client's credentials.
+class InnerRequests {
+ public:
+  InnerRequests(const InterceptedSession &session, const HostAllowList &allow,
+                const std::shared_ptr<Token> &token, const Tell &tell)
+      : session_(session), allow_(allow), token_(token), tell_(tell) {}
+
+  // Relays them until one is refused, one leaves the connection unusable or the client
+  // closes; upstream_failure, when not empty, refuses the first.
+  void relay(ByteStream &client, ByteStream &upstream, const std::string &upstream_failure) {
+    std::string client_buffer, upstream_buffer;
+    CountedStream counted_client(client), counted_upstream(upstream);
+    const ReportedBytes report(counted_client, counted_upstream);
+    auto refuse = [&](const Refusal &refusal) {
+      tell_("refused " + std::to_string(refusal.status) + ": " + refusal.why);
+      client.write_all(proxy_response(refusal.status, "sandbox-host egress: " + refusal.why));
+    };
+    try {
+      for (;;) {
+        ReadHead read = read_request_head(counted_client, client_buffer, HttpLimits{});
+        if (read.stream_ended) {
+          if (!client_buffer.empty()) tell_("the client closed the connection inside a request");
+          return;
+        }
+        if (read.request.state == ParseState::error) {
+          return refuse({read.request.error.status, read.request.error.reason});
+        }
+        client_buffer.erase(0, read.request.consumed);
+        HttpRequestHead head = std::move(read.request.head);
+        if (!upstream_failure.empty()) return refuse({502, upstream_failure});
+        if (auto refusal = refusal_of(head)) return refuse(*refusal);
+        put_token(head);
+        head.form = HttpRequestHead::Form::origin;
+        Exchange exchange(counted_client, client_buffer, counted_upstream, upstream_buffer);
+        try {
+          if (!exchange.run(std::move(head), false).reusable) return;
+        } catch (const HttpParseError &e) {
+          if (exchange.response_started()) throw;
+          return refuse({e.error().status, e.error().reason});
+        } catch (const StreamError &e) {
+          if (exchange.response_started()) throw;
+          return refuse({502, e.what()});
+        }
+      }
+    } catch (const StreamError &e) {
+      tell_(e.what());
+    } catch (const HttpParseError &e) {
+      tell_(e.error().reason);
+    }
+  }
+
+ private:
+  // Why head may not go to the CONNECT target; nullopt when it may.
+  std::optional<Refusal> refusal_of(const HttpRequestHead &head) const {
+    const std::string &host = session_.host;
+    if (head.form == HttpRequestHead::Form::absolute &&
+        (head.scheme != "https" ||
+         !names_target(head.host + ":" + std::to_string(head.port), host, session_.port))) {
+      return Refusal{421, "the request names " + head.scheme + "://" + head.host +
+                              ", not the CONNECT target " + host};
+    }
+    if (head.form != HttpRequestHead::Form::origin &&
+        head.form != HttpRequestHead::Form::absolute) {
+      return Refusal{400, "inside a tunnel, requests are in origin-form (GET /path)"};
+    }
+    const std::string *host_header = head.header("Host");
+    if (host_header == nullptr || !names_target(*host_header, host, session_.port)) {
+      return Refusal{421, "the request's Host differs from the CONNECT target " + host};
+    }
+    if (head.upgrade) return Refusal{501, "Upgrade (h2c, WebSocket) is not passed on for " + host};
+    const AllowDecision decision = allow_.decide(host, session_.port);
+    if (!decision.allowed) return Refusal{403, host + " is not allowed: " + decision.rule};
+    return std::nullopt;
+  }
+
+  // The token replaces whatever the client sent, for this host alone; without one the
+  // request goes on without credentials, which is told once.
+  void put_token(HttpRequestHead &head) {
+    erase_headers(head.headers, "Authorization");
+    const std::string current = token_ ? token_->get() : std::string();
+    if (!current.empty()) {
+      head.headers.push_back({"Authorization", authorization(session_.host, current)});
+    } else if (!told_no_token_) {
+      tell_("no token held; the request goes without credentials");
+      told_no_token_ = true;
+    }
+  }
+
+  const InterceptedSession &session_;
+  const HostAllowList &allow_;
+  const std::shared_ptr<Token> &token_;
+  const Tell &tell_;
+  bool told_no_token_ = false;
+};
+
 }  // namespace
 
 TlsInterceptor::TlsInterceptor(std::shared_ptr<CertificateAuthority> ca,
@@ -198,123 +338,24 @@ void TlsInterceptor::serve(const InterceptedSession &session, const HostAllowLis
                            const std::function<void(const std::string &)> &say) {
   const std::string where =
       session.peer + " -> " + session.host + ":" + std::to_string(session.port);
-  auto tell = [&](const std::string &line) {
+  const Tell tell = [&](const std::string &line) {
     if (say) say("egress: " + where + ": " + line);
   };
-
   blocking_within(session.client_fd, idle);
   blocking_within(session.upstream_fd, idle);
+
   HandshakeState state{session.host, {}};
   SslPtr client_ssl = new_server_ssl(session.host);
   SSL_set_ex_data(client_ssl.get(), state_index(), &state);
   SSL_set_fd(client_ssl.get(), session.client_fd);
   TlsStream client(client_ssl.get(), session.client_fd, "the client");
-  try {
-    if (client.drive([&] { return SSL_accept(client_ssl.get()); }, "finish the TLS handshake") ==
-        0) {
-      return;
-    }
-  } catch (const StreamError &e) {
-    tell("TLS refused: " + (state.refusal.empty() ? std::string(e.what()) : state.refusal));
-    return;
-  }
+  if (!accept_client(client, client_ssl.get(), state, tell)) return;
 
-  SslPtr upstream_ssl(SSL_new(upstream_context_.get()));
-  if (!upstream_ssl) throw std::runtime_error(openssl_error("cannot make a TLS connection"));
-  SSL_set_tlsext_host_name(upstream_ssl.get(), session.host.c_str());
-  SSL_set1_host(upstream_ssl.get(), session.host.c_str());
-  SSL_set_fd(upstream_ssl.get(), session.upstream_fd);
-  TlsStream upstream(upstream_ssl.get(), session.upstream_fd, "the upstream");
-  std::string upstream_failure;
-  try {
-    upstream.drive([&] { return SSL_connect(upstream_ssl.get()); }, "finish the TLS handshake");
-  } catch (const StreamError &e) {
-    const long verified = SSL_get_verify_result(upstream_ssl.get());
-    upstream_failure = verified != X509_V_OK
-                           ? std::string("the upstream's certificate is not trusted: ") +
-                                 X509_verify_cert_error_string(verified)
-                           : std::string(e.what());
-  }
+  SslPtr to_upstream = upstream_ssl(upstream_context_.get(), session);
+  TlsStream upstream(to_upstream.get(), session.upstream_fd, "the upstream");
+  const std::string upstream_failure = connect_upstream(upstream, to_upstream.get());
 
-  std::string client_buffer, upstream_buffer;
-  CountedStream counted_client(client), counted_upstream(upstream);
-  const ReportedBytes report(counted_client, counted_upstream);
-  bool told_no_token = false;
-  try {
-    for (;;) {
-      ReadHead read = read_request_head(counted_client, client_buffer, HttpLimits{});
-      if (read.stream_ended) {
-        if (!client_buffer.empty()) tell("the client closed the connection inside a request");
-        break;
-      }
-      auto refuse = [&](int status, const std::string &why) {
-        tell("refused " + std::to_string(status) + ": " + why);
-        client.write_all(proxy_response(status, "sandbox-host egress: " + why));
-      };
-      if (read.request.state == ParseState::error) {
-        refuse(read.request.error.status, read.request.error.reason);
-        break;
-      }
-      client_buffer.erase(0, read.request.consumed);
-      HttpRequestHead head = std::move(read.request.head);
-      if (!upstream_failure.empty()) {
-        refuse(502, upstream_failure);
-        break;
-      }
-      const std::string *host_header = head.header("Host");
-      if (head.form == HttpRequestHead::Form::absolute &&
-          (head.scheme != "https" || !names_target(head.host + ":" + std::to_string(head.port),
-                                                   session.host, session.port))) {
-        refuse(421, "the request names " + head.scheme + "://" + head.host +
-                        ", not the CONNECT target " + session.host);
-        break;
-      }
-      if (head.form != HttpRequestHead::Form::origin &&
-          head.form != HttpRequestHead::Form::absolute) {
-        refuse(400, "inside a tunnel, requests are in origin-form (GET /path)");
-        break;
-      }
-      if (host_header == nullptr || !names_target(*host_header, session.host, session.port)) {
-        refuse(421, "the request's Host differs from the CONNECT target " + session.host);
-        break;
-      }
-      if (head.upgrade) {
-        refuse(501, "Upgrade (h2c, WebSocket) is not passed on for " + session.host);
-        break;
-      }
-      const AllowDecision decision = allow.decide(session.host, session.port);
-      if (!decision.allowed) {
-        refuse(403, session.host + " is not allowed: " + decision.rule);
-        break;
-      }
-      // The token replaces whatever the client sent, for this host alone.
-      erase_headers(head.headers, "Authorization");
-      const std::string current = token ? token->get() : std::string();
-      if (!current.empty()) {
-        head.headers.push_back({"Authorization", authorization(session.host, current)});
-      } else if (!told_no_token) {
-        tell("no token held; the request goes without credentials");
-        told_no_token = true;
-      }
-      head.form = HttpRequestHead::Form::origin;
-      Exchange exchange(counted_client, client_buffer, counted_upstream, upstream_buffer);
-      try {
-        if (!exchange.run(std::move(head), false).reusable) break;
-      } catch (const HttpParseError &e) {
-        if (exchange.response_started()) throw;
-        refuse(e.error().status, e.error().reason);
-        break;
-      } catch (const StreamError &e) {
-        if (exchange.response_started()) throw;
-        refuse(502, e.what());
-        break;
-      }
-    }
-  } catch (const StreamError &e) {
-    tell(e.what());
-  } catch (const HttpParseError &e) {
-    tell(e.error().reason);
-  }
+  InnerRequests(session, allow, token, tell).relay(client, upstream, upstream_failure);
   client.close();
   if (upstream_failure.empty()) upstream.close();
 }
