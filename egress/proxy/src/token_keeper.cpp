@@ -11,6 +11,7 @@
 #include <cstring>
 
 namespace sandbox_host::egress {
+
 using std::chrono::milliseconds;
 
 std::string Token::get() const {
