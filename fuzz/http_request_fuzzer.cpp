@@ -3,7 +3,7 @@
 // the bytes could arrive in, and a head it took reads back the same once written out.
 #include "fuzz_check.hpp"
 
-#include <sandbox_host/host/egress/http_message.hpp>
+#include <sandbox_host/egress/proxy/http_message.hpp>
 
 #include <cstdint>
 #include <string>

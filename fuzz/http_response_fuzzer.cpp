@@ -4,7 +4,7 @@
 // pieces, to no more bytes than went in.
 #include "fuzz_check.hpp"
 
-#include <sandbox_host/host/egress/http_message.hpp>
+#include <sandbox_host/egress/proxy/http_message.hpp>
 
 #include <cstdint>
 #include <optional>

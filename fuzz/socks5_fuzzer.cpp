@@ -2,7 +2,7 @@
 // length the bytes could arrive in, and a request taken is exactly the bytes it was read from.
 #include "fuzz_check.hpp"
 
-#include <sandbox_host/host/egress/socks5.hpp>
+#include <sandbox_host/egress/proxy/socks5.hpp>
 
 #include <arpa/inet.h>
 

@@ -2,10 +2,10 @@
 """docs/architecture.md's diagram names every module of the tree, and only those.
 
 The modules of a tree: every sandbox_host_add_module(<name> KIND <kind> ...) in a
-CMakeLists.txt under backends/, plugins/ and sdk/examples/ (not in a build*/, tests/ or
-hidden directory: modules under tests/ are fixtures), a foreach(<var> a b c) around such a
-call with ${<var>} expanded to each item; and the egress proxy built into the core, named
-proxy, which exists when the directory host/src/egress does.
+CMakeLists.txt under backends/, plugins/, sdk/examples/ and egress/ (not in a build*/,
+tests/ or hidden directory: modules under tests/ are fixtures), a foreach(<var> a b c)
+around such a call with ${<var>} expanded to each item; and the built-in egress proxy,
+named proxy, which exists when the directory egress/proxy does.
 
 The modules the diagram names: every <kind>:<name> token (kind backend, op or egress) in
 the first ```text block of docs/architecture.md.
@@ -22,10 +22,10 @@ import unittest
 
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
 DOC = pathlib.PurePosixPath("docs/architecture.md")
-MODULE_ROOTS = ("backends", "plugins", "sdk/examples")
+MODULE_ROOTS = ("backends", "plugins", "sdk/examples", "egress")
 KINDS = ("backend", "op", "egress")
-# The egress built into the core, and the directory whose presence says it is there.
-BUILT_IN = (("egress", "proxy"), pathlib.PurePosixPath("host/src/egress"))
+# The built-in egress, and the directory whose presence says it is there.
+BUILT_IN = (("egress", "proxy"), pathlib.PurePosixPath("egress/proxy"))
 
 TOKEN = re.compile(r"(?<![\w-])(" + "|".join(KINDS) + r"):([a-z0-9][a-z0-9-]*)")
 BLOCK = re.compile(r"^```text[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -151,7 +151,7 @@ def existing(root):
                         modules.setdefault((kind, name), relative)
     (kind, name), marker = BUILT_IN
     if (root / marker).is_dir():
-        modules.setdefault((kind, name), f"{marker} (built into the core)")
+        modules.setdefault((kind, name), f"{marker} (built in)")
     return modules, problems
 
 
@@ -220,7 +220,7 @@ def planted(root, doc=DIAGRAM):
           "foreach(op secret)\n"
           "  sandbox_host_add_module(${op} KIND op SOURCES ${op}/${op}_op.cpp)\n"
           "endforeach()\n")
-    write(root, "host/src/egress/proxy_server.cpp")
+    write(root, "egress/proxy/src/proxy_server.cpp")
     if doc is not None:
         write(root, "docs/architecture.md", doc)
 
@@ -269,29 +269,30 @@ class ArchitectureDiagram(unittest.TestCase):
             self.assertEqual(self.complaints(root), [
                 "architecture diagram: docs/architecture.md's diagram names backend:nowhere, "
                 "which does not exist: no CMakeLists.txt under backends/, plugins/, "
-                "sdk/examples/ declares it",
+                "sdk/examples/, egress/ declares it",
                 "architecture diagram: docs/architecture.md's diagram names op:gone, which does "
-                "not exist: no CMakeLists.txt under backends/, plugins/, sdk/examples/ "
-                "declares it",
+                "not exist: no CMakeLists.txt under backends/, plugins/, sdk/examples/, "
+                "egress/ declares it",
             ])
 
-    def test_the_built_in_proxy_is_there_when_host_src_egress_is(self):
+    def test_the_built_in_proxy_is_there_when_egress_proxy_is(self):
         with tempfile.TemporaryDirectory() as scratch:
             root = pathlib.Path(scratch)
             planted(root, DIAGRAM.replace("egress:proxy", ""))
             self.assertEqual(self.complaints(root), [
-                "architecture diagram: egress:proxy (declared in host/src/egress (built into "
-                "the core)) is missing from docs/architecture.md's diagram",
+                "architecture diagram: egress:proxy (declared in egress/proxy (built in)) is "
+                "missing from docs/architecture.md's diagram",
             ])
         with tempfile.TemporaryDirectory() as scratch:
             root = pathlib.Path(scratch)
             planted(root)
-            (root / "host/src/egress/proxy_server.cpp").unlink()
-            (root / "host/src/egress").rmdir()
+            (root / "egress/proxy/src/proxy_server.cpp").unlink()
+            (root / "egress/proxy/src").rmdir()
+            (root / "egress/proxy").rmdir()
             self.assertEqual(self.complaints(root), [
                 "architecture diagram: docs/architecture.md's diagram names egress:proxy, "
                 "which does not exist: no CMakeLists.txt under backends/, plugins/, "
-                "sdk/examples/ declares it and it is not built in",
+                "sdk/examples/, egress/ declares it and it is not built in",
             ])
 
     def test_a_foreach_declared_op_missing_from_the_diagram_is_named(self):

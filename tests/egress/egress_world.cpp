@@ -1,6 +1,6 @@
 #include "egress_world.hpp"
 
-#include <sandbox_host/host/egress/certificate_authority.hpp>
+#include <sandbox_host/egress/proxy/certificate_authority.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <arpa/inet.h>

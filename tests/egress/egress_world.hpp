@@ -8,7 +8,7 @@
 #include "../support/loopback_port.hpp"
 #include "../support/process.hpp"
 
-#include <sandbox_host/host/egress/proxy_server.hpp>
+#include <sandbox_host/egress/proxy/proxy_server.hpp>
 
 #include <sys/types.h>
 

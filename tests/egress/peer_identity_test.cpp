@@ -4,8 +4,8 @@
 // and honest clients of the proxy's user keep working.
 #include "../support/fixtures.hpp"
 
-#include <sandbox_host/host/egress/peer_identity.hpp>
-#include <sandbox_host/host/egress/proxy_server.hpp>
+#include <sandbox_host/egress/proxy/peer_identity.hpp>
+#include <sandbox_host/egress/proxy/proxy_server.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <arpa/inet.h>

@@ -6,7 +6,7 @@
 // process each connection came from.
 #include "../broker/served_broker.hpp"
 
-#include <sandbox_host/host/egress/proxy_server.hpp>
+#include <sandbox_host/egress/proxy/proxy_server.hpp>
 
 #include <gtest/gtest.h>
 #include <unistd.h>

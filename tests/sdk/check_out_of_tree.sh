@@ -3,8 +3,8 @@
 # the installed host loads and serves it, and that a gateway builds and runs its tests
 # against the installed core library:
 #   1. installs the main project's build tree into <scratch>/prefix;
-#   2. checks no installed SDK header (include/sandbox_host/ without host/) includes a
-#      sandbox_host/host/ header, and every <sandbox_host/...> an installed header
+#   2. checks no installed SDK header (include/sandbox_host/ without host/ and egress/)
+#      includes a sandbox_host/host/ header, and every <sandbox_host/...> an installed header
 #      includes is installed;
 #   3. configures and builds sdk/examples/hello-op against that prefix only;
 #   4. drops op_hello.so into <scratch>/modules, writes <scratch>/config.toml enabling it
@@ -19,7 +19,7 @@
 #      `ask hello --arg world` prints exactly "hi, world" and exits 0, `ask hello` exits 126
 #      with the module's message on stderr, and `ask hello --stream --arg a --arg b` prints
 #      "hi, a" and "hi, b" as lines; then stops the broker (also when a check fails);
-#   6. configures and builds sdk/examples/connect-egress (an egress module) against that
+#   6. configures and builds egress/connect (an egress module) against that
 #      prefix only, checks `sandbox-host modules --json` reports egress connect loaded with
 #      [egress] implementation = "connect", and that an unknown key of [egress.connect]
 #      refuses it, naming the key; then runs the installed `sandbox-host egress` with it and
@@ -62,7 +62,7 @@ scratch=$(absolute "$4")
 cmake_bin=${CMAKE:-cmake}
 
 hello_source="$source_dir/sdk/examples/hello-op"
-connect_source="$source_dir/sdk/examples/connect-egress"
+connect_source="$source_dir/egress/connect"
 gateway_source="$source_dir/examples/gateway-test"
 for example in "$hello_source" "$connect_source" "$gateway_source"; do
   [[ -f "$example/CMakeLists.txt" ]] ||
@@ -122,15 +122,15 @@ EOF
 fi
 
 # 2. The installed SDK headers stand alone: the SDK is everything under
-# include/sandbox_host/ except host/, which holds the core library's headers (package
-# SandboxHost), and no SDK header includes one of those.
+# include/sandbox_host/ except host/ and egress/, which hold the core library's and the
+# egress proxy's headers (package SandboxHost), and no SDK header includes one of those.
 include_dir="$prefix/include"
 [[ -f "$include_dir/sandbox_host/module.hpp" ]] ||
   fail "the install put no SDK headers in $include_dir/sandbox_host"
 [[ -f "$include_dir/sandbox_host/host/host.hpp" ]] ||
   fail "the install put no core library headers in $include_dir/sandbox_host/host"
-find "$include_dir/sandbox_host" -path "$include_dir/sandbox_host/host" -prune -o \
-  -type f -print >"$logs/sdk-headers.txt"
+find "$include_dir/sandbox_host" \( -path "$include_dir/sandbox_host/host" -o \
+  -path "$include_dir/sandbox_host/egress" \) -prune -o -type f -print >"$logs/sdk-headers.txt"
 [[ -s "$logs/sdk-headers.txt" ]] || fail "no SDK headers installed under $include_dir/sandbox_host"
 : >"$logs/host-includes.txt"
 while IFS= read -r header; do

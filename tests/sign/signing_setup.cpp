@@ -1,6 +1,6 @@
 #include "signing_setup.hpp"
 
-#include <sandbox_host/host/egress/egress_dir.hpp>
+#include <sandbox_host/egress/proxy/egress_dir.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>

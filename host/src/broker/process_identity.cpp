@@ -1,6 +1,7 @@
 #include <sandbox_host/host/broker/process_identity.hpp>
 
 #include <sandbox_host/host/sandbox_mark.hpp>
+#include <sandbox_host/host/sock_diag.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -222,38 +223,25 @@ std::optional<ino_t> pid_namespace(const fs::path &proc_dir, pid_t pid) {
 std::optional<ino_t> unix_peer_inode(int fd) {
   struct stat ours {};
   if (::fstat(fd, &ours) != 0) return std::nullopt;
-  const UniqueFd diag(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
-  if (!diag) return std::nullopt;
   struct {
     nlmsghdr header;
     unix_diag_req request;
   } message{};
-  message.header.nlmsg_len = sizeof message;
-  message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-  message.header.nlmsg_flags = NLM_F_REQUEST;
   message.request.sdiag_family = AF_UNIX;
   message.request.udiag_states = ~0U;
   message.request.udiag_ino = static_cast<__u32>(ours.st_ino);
   message.request.udiag_show = UDIAG_SHOW_PEER;
   message.request.udiag_cookie[0] = INET_DIAG_NOCOOKIE;
   message.request.udiag_cookie[1] = INET_DIAG_NOCOOKIE;
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(diag.get(), &message, sizeof message, 0, reinterpret_cast<sockaddr *>(&kernel),
-               sizeof kernel) != static_cast<ssize_t>(sizeof message)) {
-    return std::nullopt;
+  std::optional<SockDiag> diag;  // holds the reply
+  SockDiagReply reply;
+  try {
+    reply = diag.emplace().ask(message, sizeof(unix_diag_msg));
+  } catch (const SockDiagError &) {
+    return std::nullopt;  // the kernel does not say, which is what nullopt means
   }
-  alignas(nlmsghdr) char reply[4096];
-  ssize_t length;
-  do {
-    length = ::recv(diag.get(), reply, sizeof reply, 0);
-  } while (length < 0 && errno == EINTR);
-  const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
-  if (length <= 0 || !NLMSG_OK(header, static_cast<unsigned>(length)) ||
-      header->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-      header->nlmsg_len < NLMSG_LENGTH(sizeof(unix_diag_msg))) {
-    return std::nullopt;
-  }
+  if (reply.error != 0) return std::nullopt;
+  const nlmsghdr *header = reply.answer;
   const auto *answer = static_cast<const unix_diag_msg *>(NLMSG_DATA(header));
   if (answer->udiag_ino != ours.st_ino) return std::nullopt;
   int left = static_cast<int>(header->nlmsg_len - NLMSG_LENGTH(sizeof *answer));

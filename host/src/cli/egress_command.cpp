@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
-#include <sandbox_host/host/egress/egress_service.hpp>
+#include <sandbox_host/egress/proxy/egress_service.hpp>
+#include <sandbox_host/egress/proxy/token_command.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/text_escape.hpp>
 
@@ -56,8 +57,12 @@ void egress_log(const std::string &line) {
 }
 
 std::unique_ptr<RunningEgress> start_egress(const Host &host) {
-  return host.egress()->start(
-      {host.audit(), sandbox_host_executable(), egress_log, &egress::start_builtin_proxy});
+  // The built-in proxy reads the operator's token commands the way the broker runs a host
+  // command; the proxy itself does not link the broker.
+  const auto builtin_proxy = [](const EgressConfig &config, const EgressServing &serving) {
+    return egress::start_builtin_proxy(config, serving, &egress::command_token_reader);
+  };
+  return host.egress()->start({host.audit(), sandbox_host_executable(), egress_log, builtin_proxy});
 }
 
 Command add_egress_command(CLI::App &app) {

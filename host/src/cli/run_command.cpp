@@ -2,7 +2,7 @@
 
 #include <boost/algorithm/string/join.hpp>
 
-#include <sandbox_host/host/egress/host_allow_list.hpp>
+#include <sandbox_host/egress/destination/host_allow_list.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launcher/launch_client.hpp>

@@ -1,8 +1,8 @@
 #include "commands.hpp"
 #include "serve_metrics.hpp"
 
+#include <sandbox_host/egress/proxy/egress_service.hpp>
 #include <sandbox_host/host/broker/broker.hpp>
-#include <sandbox_host/host/egress/egress_service.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launcher/launch_service.hpp>
 #include <sandbox_host/host/own_children.hpp>

@@ -1,8 +1,8 @@
 #include "egress_config.hpp"
 
-#include <sandbox_host/host/egress/destination.hpp>
-#include <sandbox_host/host/egress/host_allow_list.hpp>
-#include <sandbox_host/host/egress/ip_address.hpp>
+#include <sandbox_host/egress/destination/destination.hpp>
+#include <sandbox_host/egress/destination/host_allow_list.hpp>
+#include <sandbox_host/egress/destination/ip_address.hpp>
 #include <sandbox_host/host/spec_check.hpp>
 
 #include <sys/socket.h>

@@ -1,7 +1,7 @@
 #include <sandbox_host/host/learn/learn_report.hpp>
 
-#include <sandbox_host/host/egress/host_allow_list.hpp>
-#include <sandbox_host/host/egress/ip_address.hpp>
+#include <sandbox_host/egress/destination/host_allow_list.hpp>
+#include <sandbox_host/egress/destination/ip_address.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include <sandbox_host/host/egress/http_exchange.hpp>
+#include <sandbox_host/egress/proxy/http_exchange.hpp>
 #include <sandbox_host/host/metrics/scrape_response.hpp>
 
 namespace sandbox_host::metrics {

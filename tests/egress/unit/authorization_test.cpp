@@ -2,7 +2,7 @@
 // endpoint on github.com, "token" for every other host, decoded here with Poco's Base64
 // (another implementation than the one that encoded it), and tokens that would break the
 // header refused without being named.
-#include <sandbox_host/host/egress/authorization.hpp>
+#include <sandbox_host/egress/proxy/authorization.hpp>
 
 #include <Poco/Base64Decoder.h>
 #include <gtest/gtest.h>

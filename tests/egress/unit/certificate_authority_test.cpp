@@ -3,7 +3,7 @@
 // the CA carries its critical constraints, and a CA with its name constraints refuses a
 // leaf for another name or for an IP address in any form. Names are refused up front, the
 // leaves are cached and reissued near their end, and no key leaves the CA.
-#include <sandbox_host/host/egress/certificate_authority.hpp>
+#include <sandbox_host/egress/proxy/certificate_authority.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>

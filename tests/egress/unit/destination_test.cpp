@@ -2,7 +2,7 @@
 // messages, the proxy's own addresses, and resolve_checked on IP literals, resolver
 // overrides (a rebinding answer among them), the real resolver on "localhost", and a
 // resolver that fails (in a network namespace of its own, so that nothing leaves the host).
-#include <sandbox_host/host/egress/destination.hpp>
+#include <sandbox_host/egress/destination/destination.hpp>
 
 #include <sandbox_host/unique_fd.hpp>
 

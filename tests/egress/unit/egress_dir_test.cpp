@@ -3,8 +3,8 @@
 // the writer's, gh's login, the gpg script really running `<exe> sandbox gpg ARGS` from a
 // path no shell could take unquoted, an idempotent rewrite, and every directory and input
 // it refuses.
-#include <sandbox_host/host/egress/certificate_authority.hpp>
-#include <sandbox_host/host/egress/egress_dir.hpp>
+#include <sandbox_host/egress/proxy/certificate_authority.hpp>
+#include <sandbox_host/egress/proxy/egress_dir.hpp>
 
 #include <fixtures.hpp>
 #include <process.hpp>

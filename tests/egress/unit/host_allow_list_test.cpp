@@ -1,7 +1,7 @@
 // The allow list (host_allow_list.hpp): host names normalised (case, trailing dot, IDN,
 // IP literals), the DNS name rules with their messages, and the list's exact, wildcard,
 // port and IP-literal entries, with every bad entry refused by a message naming it.
-#include <sandbox_host/host/egress/host_allow_list.hpp>
+#include <sandbox_host/egress/destination/host_allow_list.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // the way a client and an upstream send them, every refusal with its status and the words
 // that name what was wrong, the result unchanged however the bytes arrive, chunked bodies
 // decoded whole or a byte at a time, and heads written back and read again.
-#include <sandbox_host/host/egress/http_message.hpp>
+#include <sandbox_host/egress/proxy/http_message.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // canonical address (checked against inet_aton and inet_pton), RFC 5952 text, sockaddrs
 // through the kernel, each special-purpose range by name, and the IPv6 forms that wrap an
 // IPv4 address unwrapped and judged.
-#include <sandbox_host/host/egress/ip_address.hpp>
+#include <sandbox_host/egress/destination/ip_address.hpp>
 
 #include <sandbox_host/unique_fd.hpp>
 

@@ -1,7 +1,7 @@
 // tunnel_through against a stand-in parent on loopback that answers as scripted: what it
 // sends after its answer's head stays in the tunnel, interim answers are skipped, and a
 // parent that says nothing, or no HTTP, is named in the failure.
-#include <sandbox_host/host/egress/parent_proxy.hpp>
+#include <sandbox_host/egress/proxy/parent_proxy.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The egress proxy's SOCKS5 entry (socks5.hpp): the greeting and CONNECT request as curl's
 // socks5h:// sends them, taken at every length they can arrive in, each refusal with the
 // reply code the client gets and the words naming what was wrong, and the bytes of the answers.
-#include <sandbox_host/host/egress/socks5.hpp>
+#include <sandbox_host/egress/proxy/socks5.hpp>
 
 #include <gtest/gtest.h>
 

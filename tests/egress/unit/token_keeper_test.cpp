@@ -3,7 +3,8 @@
 // much output, a stop mid-read, each leaving no process behind. The keeper renews, keeps the
 // old token when a read fails, takes the cold bound while it holds none, backs off in order,
 // stops promptly mid-read and mid-wait, and never says the token.
-#include <sandbox_host/host/egress/token_keeper.hpp>
+#include <sandbox_host/egress/proxy/token_command.hpp>
+#include <sandbox_host/egress/proxy/token_keeper.hpp>
 
 #include <fixtures.hpp>
 #include <process.hpp>

@@ -4,7 +4,7 @@
 // starts late intact and in order (the copy path's partial writes and the change to
 // splice), an end of stream crosses each way, a closed tunnel leaves the count, and no more
 // than 16 bulk pipes are grown at once, the budget coming back as tunnels close.
-#include <sandbox_host/host/egress/tunnel_relay.hpp>
+#include <sandbox_host/egress/proxy/tunnel_relay.hpp>
 
 #include <fcntl.h>
 #include <poll.h>

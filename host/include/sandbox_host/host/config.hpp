@@ -1,8 +1,8 @@
 // The operator's one config file (TOML). See docs/config.md for every key.
 #pragma once
 
+#include <sandbox_host/egress/destination/loopback_endpoint.hpp>
 #include <sandbox_host/host/audit.hpp>
-#include <sandbox_host/host/egress/loopback_endpoint.hpp>
 #include <sandbox_host/spec.hpp>
 
 #include <sys/types.h>

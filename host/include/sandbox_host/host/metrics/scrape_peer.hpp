@@ -5,7 +5,7 @@
 // network "outbound".
 #pragma once
 
-#include <sandbox_host/host/egress/peer_identity.hpp>
+#include <sandbox_host/egress/proxy/peer_identity.hpp>
 #include <sandbox_host/host/launcher/launch_peer.hpp>
 
 #include <sys/types.h>

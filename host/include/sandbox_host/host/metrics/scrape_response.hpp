@@ -3,7 +3,7 @@
 // (egress/http_message.hpp), held to kScrapeLimits.
 #pragma once
 
-#include <sandbox_host/host/egress/http_message.hpp>
+#include <sandbox_host/egress/proxy/http_message.hpp>
 
 #include <functional>
 #include <string>
