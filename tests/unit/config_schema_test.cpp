@@ -231,6 +231,25 @@ TEST(ConfigSchema, APlantedMismatchIsFound) {
       std::string::npos);
 }
 
+// [limits]' own table, which says what each bound is held by, names every bound and no other.
+TEST(ConfigSchema, DocsConfigMdListsEveryLimit) {
+  const std::vector<DocLine> lines = doc_lines(read_doc("config.md"));
+  const auto heading = table_heading(lines, "limits");
+  ASSERT_TRUE(heading.has_value()) << "no [limits] heading";
+  std::vector<std::string> documented;
+  for (std::size_t i = *heading + 1; i < lines.size() && lines[i].heading_level == 0; ++i) {
+    if (lines[i].text != "| key | default | bounds | enforced by |") continue;
+    for (std::size_t j = i + 2; j < lines.size() && lines[j].text.starts_with("|"); ++j) {
+      documented.push_back(cells(lines[j].text).front());
+    }
+  }
+  std::vector<std::string> expected;
+  for (const auto name : limit_key_names()) expected.push_back("`" + std::string(name) + "`");
+  std::sort(documented.begin(), documented.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(documented, expected);
+}
+
 // The header a table's keys are written under, and what the table needs besides.
 std::string table_text(std::string_view table) {
   if (table == "egress.parent") return "[egress.parent]\nurl = \"http://proxy.example:3128\"\n";

@@ -2,6 +2,8 @@
 
 #include "toml_type_name.hpp"
 
+#include <sandbox_host/host/config_schema.hpp>
+
 #include <sched.h>
 
 #include <algorithm>
@@ -164,6 +166,12 @@ std::string read_cgroup_setting(const ConfigReader &r, const toml::node &node,
 }
 
 }  // namespace
+
+std::vector<std::string_view> limit_key_names() {
+  std::vector<std::string_view> names;
+  for (const auto &limit : kLimitKeys) names.push_back(limit.name);
+  return names;
+}
 
 std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const ConfigReader &r,
                                                               const toml::table &t,

@@ -33,4 +33,8 @@ struct ConfigTableDoc {
 // keys are the modules') are read by their own tables and are not listed.
 std::vector<ConfigTableDoc> config_schema();
 
+// The bounds of [limits] and [plugins.<name>.limits], as their table in limits_config.cpp
+// names them (not [limits]' cgroup, which is where the bounds' cgroups go).
+std::vector<std::string_view> limit_key_names();
+
 }  // namespace sandbox_host
