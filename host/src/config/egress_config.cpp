@@ -279,6 +279,7 @@ void read_egress_module(const ConfigReader &r, const toml::table &t, EgressConfi
 void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egress) {
   read_chosen_implementation(r, t, egress);
   if (!egress.builtin()) return read_egress_module(r, t, egress);
+  // Every key by its schema entry; implementation's is read again, to the same value.
   read_keys(r, t, "egress", kEgressKeys, egress);
   check_inject(r, t, egress);
   check_leaf_within_ca(r, t, egress);
