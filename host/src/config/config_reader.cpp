@@ -38,8 +38,8 @@ void ConfigReader::fail(const toml::source_region &where, const std::string &key
 }
 
 void ConfigReader::unknown(const toml::key &key, const std::string &dotted,
-                           const char *allowed) const {
-  fail(key.source(), dotted, std::string("unknown key; allowed: ") + allowed);
+                           const std::string &allowed) const {
+  fail(key.source(), dotted, "unknown key; allowed: " + allowed);
 }
 
 const toml::table &ConfigReader::table(const toml::node &node, const std::string &key) const {

@@ -32,7 +32,7 @@ class ConfigReader {
   [[noreturn]] void fail(const toml::source_region &where, const std::string &key,
                          const std::string &what) const;
   [[noreturn]] void unknown(const toml::key &key, const std::string &dotted,
-                            const char *allowed) const;
+                            const std::string &allowed) const;
 
   const toml::table &table(const toml::node &node, const std::string &key) const;
   std::string string(const toml::node &node, const std::string &key,

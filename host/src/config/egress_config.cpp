@@ -1,5 +1,10 @@
 #include "egress_config.hpp"
 
+#include "egress_parent_config.hpp"
+#include "module_name.hpp"
+#include "ops_config.hpp"
+#include "schema_key.hpp"
+
 #include <sandbox_host/egress/destination/destination.hpp>
 #include <sandbox_host/egress/destination/host_allow_list.hpp>
 #include <sandbox_host/egress/destination/ip_address.hpp>
@@ -13,13 +18,6 @@
 
 namespace sandbox_host {
 namespace {
-
-constexpr const char *kEgressKeys =
-    "implementation, listen, socket, allow, allow_addresses, inject, resolve, token_command, "
-    "renew_every_s, renew_bound_s, renew_cold_bound_s, renew_backoff_s, upstream_ca_bundle, "
-    "runtime_dir, same_user, log_connections, connect_timeout_s, head_timeout_s, "
-    "idle_timeout_s, max_tunnels, ca_validity_days, leaf_validity_hours, parent";
-constexpr const char *kParentKeys = "url, credential_file, credential_command";
 
 // Runs parse over the list at node; its EntryError is named by the entry's index, at the
 // entry's own line.
@@ -35,7 +33,8 @@ Parsed parse_entries(const ConfigReader &r, const toml::node &node, const std::s
   }
 }
 
-void read_resolve(const ConfigReader &r, const toml::node &node, EgressConfig &egress) {
+void read_resolve(const ConfigReader &r, const toml::node &node, const std::string &,
+                  const ConfigKeyDoc &, EgressConfig &egress) {
   std::set<std::string> hosts;
   for (auto &&[name_key, addresses] : r.table(node, "egress.resolve")) {
     const std::string name(name_key.str());
@@ -65,90 +64,6 @@ void read_resolve(const ConfigReader &r, const toml::node &node, EgressConfig &e
   }
 }
 
-// "http://proxy.example:3128", "http://10.0.0.1:3128/", "http://[fd00::1]:8080".
-void read_parent_url(const ConfigReader &r, const toml::node &node, ParentProxyConfig &parent) {
-  const std::string key = "egress.parent.url";
-  const std::string url = r.string(node, key, "\"http://<host>:<port>\"");
-  auto bad = [&](const std::string &why) { r.fail(node.source(), key, "\"" + url + "\" " + why); };
-  constexpr std::string_view kScheme = "http://";
-  if (url.starts_with("https://")) {
-    bad("is https; the parent is spoken to in plain HTTP (each CONNECT tunnel carries its "
-        "connection's own TLS end to end): write http://");
-  }
-  if (!url.starts_with(kScheme)) bad("is not an http:// URL; allowed: \"http://<host>:<port>\"");
-  std::string_view rest = std::string_view(url).substr(kScheme.size());
-  if (rest.ends_with('/')) rest.remove_suffix(1);
-  if (rest.find('@') != std::string_view::npos) {
-    bad("holds credentials, which would show wherever the config is shown; put them in "
-        "egress.parent.credential_file or credential_command");
-  }
-  if (rest.find_first_of("/?#") != std::string_view::npos) {
-    bad("has a path, query or fragment; a proxy URL is \"http://<host>:<port>\"");
-  }
-  std::string_view host = rest;
-  std::string_view port_text;
-  if (rest.starts_with('[')) {
-    const std::size_t close = rest.find(']');
-    if (close == std::string_view::npos) bad("has a \"[\" without \"]\"");
-    host = rest.substr(1, close - 1);
-    if (close + 1 < rest.size() && rest[close + 1] == ':')
-      port_text = rest.substr(close + 2);
-    else if (close + 1 != rest.size())
-      bad("has something other than \":<port>\" after \"]\"");
-    const auto literal = egress::parse_ip_literal(host);
-    if (!literal || literal->family != AF_INET6) bad("has no IPv6 address between \"[\" and \"]\"");
-  } else if (const std::size_t colon = rest.rfind(':'); colon != std::string_view::npos) {
-    host = rest.substr(0, colon);
-    port_text = rest.substr(colon + 1);
-  }
-  if (port_text.empty()) {
-    bad("names no port; write the parent's port, as in \"http://proxy.example:3128\"");
-  }
-  const long port = std::all_of(port_text.begin(), port_text.end(),
-                                [](char c) { return c >= '0' && c <= '9'; }) &&
-                            port_text.size() <= 5
-                        ? std::stol(std::string(port_text))
-                        : -1;
-  if (port < 1 || port > 65535)
-    bad("has port \"" + std::string(port_text) + "\"; allowed: 1 to 65535");
-  try {
-    parent.host = egress::normalize_host_name(host);
-  } catch (const std::invalid_argument &e) {
-    bad(std::string("has no host the proxy can dial: ") + e.what());
-  }
-  parent.port = static_cast<std::uint16_t>(port);
-}
-
-void read_parent(const ConfigReader &r, const toml::node &node, ParentProxyConfig &parent) {
-  const toml::table &t = r.table(node, "egress.parent");
-  for (auto &&[key, value] : t) {
-    const std::string name(key.str());
-    const std::string dotted = "egress.parent." + name;
-    if (name == "url") {
-      read_parent_url(r, value, parent);
-    } else if (name == "credential_file") {
-      parent.credential_file = r.optional_path(value, dotted, "none");
-    } else if (name == "credential_command") {
-      parent.credential_command = r.strings(value, dotted, "an absolute path and its arguments");
-      if (!parent.credential_command.empty() &&
-          !parent.credential_command.front().starts_with('/')) {
-        r.fail(value.source(), dotted + "[0]",
-               "\"" + parent.credential_command.front() + "\" is not an absolute path");
-      }
-    } else {
-      r.unknown(key, dotted, kParentKeys);
-    }
-  }
-  if (parent.host.empty()) {
-    r.fail(t.source(), "egress.parent.url",
-           "is missing; the parent proxy is \"http://<host>:<port>\"");
-  }
-  if (!parent.credential_file.empty() && !parent.credential_command.empty()) {
-    r.fail(t.get("credential_command")->source(), "egress.parent.credential_command",
-           "and egress.parent.credential_file are both set; the credential comes from one");
-  }
-}
-
 // Each inject host is a name the proxy terminates TLS for on port 443, so the allow list
 // must let it through there; checked once both keys are read, whichever came first.
 void check_inject(const ConfigReader &r, const toml::table &t, const EgressConfig &egress) {
@@ -166,7 +81,178 @@ void check_inject(const ConfigReader &r, const toml::table &t, const EgressConfi
   }
 }
 
-}  // namespace
+// A leaf certificate the proxy issues must not outlive the CA that signs it; checked once
+// both keys are read, whichever came first.
+void check_leaf_within_ca(const ConfigReader &r, const toml::table &t, const EgressConfig &egress) {
+  if (egress.leaf_validity <= egress.ca_validity) return;
+  const auto *leaf = t.get("leaf_validity_hours");
+  r.fail(leaf != nullptr ? leaf->source() : t.source(), "egress.leaf_validity_hours",
+         std::to_string(egress.leaf_validity.count()) +
+             " hours is longer than the CA's validity (egress.ca_validity_days = " +
+             std::to_string(egress.ca_validity.count()) + ", " +
+             std::to_string(std::chrono::hours(egress.ca_validity).count()) +
+             " hours); a leaf must not outlive its CA");
+}
+
+void read_implementation(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                         const ConfigKeyDoc &, EgressConfig &egress) {
+  const std::string allowed =
+      "\"" + std::string(kBuiltinEgress) + "\" (the built-in proxy) or an egress module's name";
+  egress.implementation = r.string(node, dotted, allowed);
+  if (!egress.builtin() && !is_module_name(egress.implementation)) {
+    r.fail(node.source(), dotted,
+           "\"" + egress.implementation + "\" is not a module name; allowed: " + allowed +
+               " (a-z, 0-9 and -)");
+  }
+}
+
+void read_listen(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                 const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.listen = read_loopback_listen(r, node, dotted, 3128);
+}
+
+void read_socket(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                 const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.socket = r.socket_path(node, dotted);
+}
+
+void read_allow(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.allow = r.non_empty_strings(node, dotted, "host names or *.domain patterns");
+  parse_entries<egress::HostAllowList>(r, node, dotted, egress.allow,
+                                       &egress::HostAllowList::parse);
+}
+
+void read_allow_addresses(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                          const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.allow_addresses = r.strings(node, dotted, "IP addresses or CIDRs");
+  parse_entries<egress::AddressPolicy>(r, node, dotted, egress.allow_addresses,
+                                       &egress::AddressPolicy::parse);
+}
+
+// Named hosts only; whether egress.allow lets each through is check_inject's, once both
+// keys are read.
+void read_inject(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                 const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.inject = r.non_empty_strings(node, dotted, "host names");
+  for (std::size_t i = 0; i < egress.inject.size(); ++i) {
+    const std::string &host = egress.inject[i];
+    const std::string indexed = dotted + "[" + std::to_string(i) + "]";
+    if (host.find('*') != std::string::npos) {
+      r.fail(ConfigReader::element_source(node, i), indexed,
+             "\"" + host + "\" is a pattern; the token goes to named hosts only");
+    }
+    try {
+      egress::normalize_host_name(host);
+    } catch (const std::invalid_argument &e) {
+      r.fail(ConfigReader::element_source(node, i), indexed, e.what());
+    }
+  }
+}
+
+void read_token_command(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                        const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.token_command = r.strings(node, dotted, "an absolute path and its arguments");
+  const std::string *program =
+      egress.token_command.empty() ? nullptr : &egress.token_command.front();
+  if (program != nullptr && (program->empty() || program->front() != '/')) {
+    r.fail(node.source(), dotted + "[0]",
+           "\"" + egress.token_command.front() + "\" is not an absolute path");
+  }
+}
+
+void read_renew_backoff(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                        const ConfigKeyDoc &doc, EgressConfig &egress) {
+  egress.renew_backoff.clear();
+  for (auto wait : r.integers(node, dotted, doc.bounds->first, doc.bounds->second)) {
+    egress.renew_backoff.emplace_back(wait);
+  }
+}
+
+void read_upstream_ca_bundle(const ConfigReader &r, const toml::node &node,
+                             const std::string &dotted, const ConfigKeyDoc &,
+                             EgressConfig &egress) {
+  egress.upstream_ca_bundle = r.optional_path(node, dotted, "the system's roots");
+}
+
+void read_runtime_dir(const ConfigReader &r, const toml::node &node, const std::string &dotted,
+                      const ConfigKeyDoc &, EgressConfig &egress) {
+  egress.runtime_dir = r.optional_path(node, dotted, "$XDG_RUNTIME_DIR");
+}
+
+void read_parent_table(const ConfigReader &r, const toml::node &node, const std::string &,
+                       const ConfigKeyDoc &, EgressConfig &egress) {
+  read_parent(r, node, egress.parent.emplace());
+}
+
+constexpr SchemaKey<EgressConfig> kEgressKeys[] = {
+    {{"implementation", "string", "\"proxy\"", std::nullopt,
+      "\"proxy\" (the built-in proxy) or an egress module's name"},
+     &read_implementation},
+    {{"listen", "string", "\"127.0.0.1:3128\"", std::nullopt,
+      "loopback address and port of the TCP listener, or \"\" for none"},
+     &read_listen},
+    {{"socket", "absolute path", "", std::nullopt,
+      "the unix socket listener; by default egress.sock in broker.state_dir"},
+     &read_socket},
+    {{"allow", "array of strings", "[]", std::nullopt,
+      "hosts commands reach: names or `*.domain` patterns, with an optional `:port`"},
+     &read_allow},
+    {{"allow_addresses", "array of strings", "[]", std::nullopt,
+      "IP addresses or CIDRs allowed although special"},
+     &read_allow_addresses},
+    {{"inject", "array of strings", "[]", std::nullopt,
+      "hosts whose port-443 requests get the token"},
+     &read_inject},
+    {{"resolve", "table", "{}", std::nullopt, "host name to IP addresses, instead of DNS"},
+     &read_resolve},
+    {{"token_command", "array of strings", "[]", std::nullopt,
+      "an absolute path and its arguments that print the token"},
+     &read_token_command},
+    integer_key<&EgressConfig::renew_every>("renew_every_s", "300", 10, 86400,
+                                            "seconds between reads of the token"),
+    integer_key<&EgressConfig::renew_bound>(
+        "renew_bound_s", "30", 1, 3600, "seconds a read may take while the proxy holds a token"),
+    integer_key<&EgressConfig::renew_cold_bound>("renew_cold_bound_s", "120", 1, 3600,
+                                                 "seconds a read may take while it holds none"),
+    {{"renew_backoff_s", "array of integers", "[5, 15, 60]", std::pair{1, 86400},
+      "seconds to wait before each retry of a failed read"},
+     &read_renew_backoff},
+    {{"upstream_ca_bundle", "string", "\"\"", std::nullopt,
+      "a PEM file of the roots upstream certificates are checked against, or \"\" for the "
+      "system's"},
+     &read_upstream_ca_bundle},
+    {{"runtime_dir", "string", "\"\"", std::nullopt,
+      "where the egress directory goes, or \"\" for `$XDG_RUNTIME_DIR`"},
+     &read_runtime_dir},
+    boolean_key<&EgressConfig::same_user>("same_user", "true",
+                                          "refuse connections of other local users"),
+    boolean_key<&EgressConfig::log_connections>("log_connections", "false",
+                                                "one line on stderr per allowed connection"),
+    integer_key<&EgressConfig::connect_timeout>("connect_timeout_s", "10", 1, 600,
+                                                "seconds to connect upstream"),
+    integer_key<&EgressConfig::head_timeout>("head_timeout_s", "10", 1, 600,
+                                             "seconds to receive a request's head"),
+    integer_key<&EgressConfig::idle_timeout>("idle_timeout_s", "300", 1, 86400,
+                                             "seconds of silence before a connection is closed"),
+    integer_key<&EgressConfig::max_tunnels>("max_tunnels", "20000", 1, 1000000,
+                                            "tunnels open at once"),
+    integer_key<&EgressConfig::ca_validity>("ca_validity_days", "30", 1, 3650,
+                                            "days the proxy's CA is valid"),
+    integer_key<&EgressConfig::leaf_validity>(
+        "leaf_validity_hours", "24", 1, 8760,
+        "hours each leaf certificate is valid, within the CA's"),
+    {{"parent", "table", "", std::nullopt, "the parent proxy to dial through (`[egress.parent]`)"},
+     &read_parent_table},
+};
+
+// implementation comes first, whatever its place in the file: it decides whether the
+// other keys are the built-in proxy's.
+void read_chosen_implementation(const ConfigReader &r, const toml::table &t, EgressConfig &egress) {
+  if (const toml::node *implementation = t.get("implementation")) {
+    read_implementation(r, *implementation, "egress.implementation", kEgressKeys[0].doc, egress);
+  }
+}
 
 // implementation = "<module>": the module's own table, and no key of the built-in proxy,
 // which would configure nothing.
@@ -188,109 +274,19 @@ void read_egress_module(const ConfigReader &r, const toml::table &t, EgressConfi
   }
 }
 
+}  // namespace
+
 void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egress) {
-  if (const toml::node *implementation = t.get("implementation")) {
-    const std::string allowed =
-        "\"" + std::string(kBuiltinEgress) + "\" (the built-in proxy) or an egress module's name";
-    egress.implementation = r.string(*implementation, "egress.implementation", allowed);
-    if (!egress.builtin() && !is_module_name(egress.implementation)) {
-      r.fail(implementation->source(), "egress.implementation",
-             "\"" + egress.implementation + "\" is not a module name; allowed: " + allowed +
-                 " (a-z, 0-9 and -)");
-    }
-    if (!egress.builtin()) return read_egress_module(r, t, egress);
-  }
-  for (auto &&[key, node] : t) {
-    const std::string name(key.str());
-    const std::string dotted = "egress." + name;
-    if (name == "implementation") continue;
-    auto seconds = [&, &node = node](std::int64_t min, std::int64_t max) {
-      return std::chrono::seconds(r.integer(node, dotted, min, max));
-    };
-    if (name == "listen") {
-      egress.listen = read_loopback_listen(r, node, dotted, 3128);
-    } else if (name == "socket") {
-      egress.socket = r.socket_path(node, dotted);
-    } else if (name == "allow") {
-      egress.allow = r.non_empty_strings(node, dotted, "host names or *.domain patterns");
-      parse_entries<egress::HostAllowList>(r, node, dotted, egress.allow,
-                                           &egress::HostAllowList::parse);
-    } else if (name == "allow_addresses") {
-      egress.allow_addresses = r.strings(node, dotted, "IP addresses or CIDRs");
-      parse_entries<egress::AddressPolicy>(r, node, dotted, egress.allow_addresses,
-                                           &egress::AddressPolicy::parse);
-    } else if (name == "inject") {
-      egress.inject = r.non_empty_strings(node, dotted, "host names");
-      for (std::size_t i = 0; i < egress.inject.size(); ++i) {
-        const std::string &host = egress.inject[i];
-        const std::string indexed = dotted + "[" + std::to_string(i) + "]";
-        if (host.find('*') != std::string::npos) {
-          r.fail(ConfigReader::element_source(node, i), indexed,
-                 "\"" + host + "\" is a pattern; the token goes to named hosts only");
-        }
-        try {
-          egress::normalize_host_name(host);
-        } catch (const std::invalid_argument &e) {
-          r.fail(ConfigReader::element_source(node, i), indexed, e.what());
-        }
-      }
-    } else if (name == "resolve") {
-      read_resolve(r, node, egress);
-    } else if (name == "token_command") {
-      egress.token_command = r.strings(node, dotted, "an absolute path and its arguments");
-      const std::string *program =
-          egress.token_command.empty() ? nullptr : &egress.token_command.front();
-      if (program != nullptr && (program->empty() || program->front() != '/')) {
-        r.fail(node.source(), dotted + "[0]",
-               "\"" + egress.token_command.front() + "\" is not an absolute path");
-      }
-    } else if (name == "renew_every_s") {
-      egress.renew_every = seconds(10, 86400);
-    } else if (name == "renew_bound_s") {
-      egress.renew_bound = seconds(1, 3600);
-    } else if (name == "renew_cold_bound_s") {
-      egress.renew_cold_bound = seconds(1, 3600);
-    } else if (name == "renew_backoff_s") {
-      egress.renew_backoff.clear();
-      for (auto wait : r.integers(node, dotted, 1, 86400)) {
-        egress.renew_backoff.emplace_back(wait);
-      }
-    } else if (name == "upstream_ca_bundle") {
-      egress.upstream_ca_bundle = r.optional_path(node, dotted, "the system's roots");
-    } else if (name == "runtime_dir") {
-      egress.runtime_dir = r.optional_path(node, dotted, "$XDG_RUNTIME_DIR");
-    } else if (name == "same_user") {
-      egress.same_user = r.boolean(node, dotted);
-    } else if (name == "log_connections") {
-      egress.log_connections = r.boolean(node, dotted);
-    } else if (name == "connect_timeout_s") {
-      egress.connect_timeout = seconds(1, 600);
-    } else if (name == "head_timeout_s") {
-      egress.head_timeout = seconds(1, 600);
-    } else if (name == "idle_timeout_s") {
-      egress.idle_timeout = seconds(1, 86400);
-    } else if (name == "max_tunnels") {
-      egress.max_tunnels = static_cast<std::size_t>(r.integer(node, dotted, 1, 1000000));
-    } else if (name == "ca_validity_days") {
-      egress.ca_validity = std::chrono::days(r.integer(node, dotted, 1, 3650));
-    } else if (name == "leaf_validity_hours") {
-      egress.leaf_validity = std::chrono::hours(r.integer(node, dotted, 1, 8760));
-    } else if (name == "parent") {
-      read_parent(r, node, egress.parent.emplace());
-    } else {
-      r.unknown(key, dotted, kEgressKeys);
-    }
-  }
+  read_chosen_implementation(r, t, egress);
+  if (!egress.builtin()) return read_egress_module(r, t, egress);
+  // Every key by its schema entry; implementation's is read again, to the same value.
+  read_keys(r, t, "egress", kEgressKeys, egress);
   check_inject(r, t, egress);
-  if (egress.leaf_validity > egress.ca_validity) {
-    const auto *leaf = t.get("leaf_validity_hours");
-    r.fail(leaf != nullptr ? leaf->source() : t.source(), "egress.leaf_validity_hours",
-           std::to_string(egress.leaf_validity.count()) +
-               " hours is longer than the CA's validity (egress.ca_validity_days = " +
-               std::to_string(egress.ca_validity.count()) + ", " +
-               std::to_string(std::chrono::hours(egress.ca_validity).count()) +
-               " hours); a leaf must not outlive its CA");
-  }
+  check_leaf_within_ca(r, t, egress);
+}
+
+ConfigTableDoc egress_schema() {
+  return {"egress", key_docs(kEgressKeys)};
 }
 
 void default_egress_socket(const ConfigReader &r, const toml::table &root, Config &config) {

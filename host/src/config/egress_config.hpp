@@ -5,12 +5,14 @@
 #include "config_reader.hpp"
 
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/config_schema.hpp>
 
 #include <toml++/toml.h>
 
 namespace sandbox_host {
 
 void read_egress(const ConfigReader &r, const toml::table &t, EgressConfig &egress);
+ConfigTableDoc egress_schema();
 
 // "<loopback address>:<port>" (egress::LoopbackEndpoint), or "" for none (nullopt); a
 // refusal shows example_port in what is allowed. egress.listen and metrics.listen.
@@ -18,13 +20,6 @@ std::optional<egress::LoopbackEndpoint> read_loopback_listen(const ConfigReader 
                                                              const toml::node &node,
                                                              const std::string &key,
                                                              std::uint16_t example_port);
-
-// Defined in config.cpp, which reads the [ops.<name>] tables the same way: a module's own
-// table, its keys in file order and each value as text; prefix is the table's dotted name.
-std::vector<std::pair<std::string, std::vector<std::string>>> read_module_entries(
-    const ConfigReader &r, const toml::table &t, const std::string &prefix);
-// a-z, 0-9 and -, as every module's name.
-bool is_module_name(std::string_view name);
 
 // egress.socket's default, <broker.state_dir>/egress.sock, once the whole file is read.
 void default_egress_socket(const ConfigReader &r, const toml::table &root, Config &config);

@@ -4,6 +4,7 @@
 #include "config_reader.hpp"
 
 #include <sandbox_host/host/config.hpp>
+#include <sandbox_host/host/config_schema.hpp>
 
 #include <toml++/toml.h>
 
@@ -12,5 +13,6 @@ namespace sandbox_host {
 // A [metrics] table that leaves out listen serves on 127.0.0.1:9464; one that turns both
 // listeners off is refused at the table's line.
 void read_metrics(const ConfigReader &r, const toml::table &t, MetricsConfig &metrics);
+ConfigTableDoc metrics_schema();
 
 }  // namespace sandbox_host

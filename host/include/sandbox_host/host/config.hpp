@@ -87,6 +87,7 @@ struct PluginConfig {
   std::optional<std::string> handshake;
   // [plugins.<name>.limits]: the bounds this plugin has other than [limits]'s, in file order.
   std::vector<std::pair<LimitField, std::uint64_t>> limits;
+  bool operator==(const PluginConfig &) const = default;
 };
 
 // The [launcher] table: serve launches plugins for other processes of its own uid on a unix
@@ -97,6 +98,7 @@ struct LauncherConfig {
   unsigned max_launches = 256;              // 1..4096: plugins running or being launched
   std::size_t max_request_bytes = 1 << 20;  // 4096..16777216
   std::chrono::milliseconds request_timeout{10000};  // key request_timeout_ms, 100..600000
+  bool operator==(const LauncherConfig &) const = default;
 };
 
 // The [metrics] table: serve's Prometheus endpoint (docs/config.md, docs/operations.md).
@@ -109,6 +111,7 @@ struct MetricsConfig {
   std::chrono::milliseconds request_timeout{5000};  // key request_timeout_ms, 100..60000
   // Users besides serve's own that may scrape, as uids resolved at load; empty: none.
   std::vector<uid_t> scrapers;
+  bool operator==(const MetricsConfig &) const = default;
 };
 
 // How the broker tells which process wrote a request (docs/config.md, [broker] identity).
@@ -125,6 +128,7 @@ struct BrokerConfig {
   unsigned max_queued = 256;                       // 1..65536: waiting for a thread, in all
   std::chrono::milliseconds reply_timeout{10000};  // key reply_timeout_ms, 100..600000
   BrokerIdentity identity = BrokerIdentity::lock;  // "lock" or "scan"
+  bool operator==(const BrokerConfig &) const = default;
 };
 
 // The [egress.parent] table: the operator's HTTP proxy every allowed connection is dialled
@@ -134,6 +138,7 @@ struct ParentProxyConfig {
   std::uint16_t port = 0;
   std::filesystem::path credential_file;        // "user:password" on one line
   std::vector<std::string> credential_command;  // absolute path and arguments; prints it
+  bool operator==(const ParentProxyConfig &) const = default;
 };
 
 // The [egress] table: the egress proxy (docs/egress.md), and what a plugin with network
@@ -180,6 +185,7 @@ struct EgressConfig {
 
   // The port on 127.0.0.1 inside a proxied plugin's sandbox: listen's, else 3128.
   std::uint16_t sandbox_port() const noexcept;
+  bool operator==(const EgressConfig &) const = default;
 };
 
 // The egress directory (the proxy's CA bundle, docs/egress.md):
@@ -196,6 +202,7 @@ struct OpSettings {
   // Every other key of the table, in file order; a string, integer or boolean is one value,
   // an array of them its elements, all as text (booleans "true"/"false", integers in decimal).
   std::vector<std::pair<std::string, std::vector<std::string>>> entries;
+  bool operator==(const OpSettings &) const = default;
 };
 
 struct Config {
@@ -228,6 +235,7 @@ struct Config {
   PluginConfig plugin(const std::string &name) const;
   // [limits] with the plugin's own [plugins.<name>.limits] over it.
   LaunchLimits limits_for(const std::string &plugin_name) const;
+  bool operator==(const Config &) const = default;
 };
 
 inline constexpr const char *kDefaultConfigPath = "/etc/sandbox-host/config.toml";
