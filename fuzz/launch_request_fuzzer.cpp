@@ -6,8 +6,8 @@
 #include "fuzz_check.hpp"
 
 #include <sandbox_host/host/base_env.hpp>
-#include <sandbox_host/host/launcher/launch_frames.hpp>
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
 #include <sandbox_host/host/plugin_env.hpp>
 
 #include <algorithm>

@@ -84,7 +84,7 @@ class ModuleBoundaries(unittest.TestCase):
             self.assertEqual(clean.returncode, 0, clean.stderr)
             # The core naming the proxy, a composer reaching its private header, and the
             # egress module beside it reaching past the SDK.
-            write(root, "host/src/launch/pool.cpp",
+            write(root, "host/src/sandbox_pool/pool.cpp",
                   "#include <sandbox_host/egress/proxy/service.hpp>\n")
             write(root, "host/src/cli/egress.cpp",
                   '#include "../../../egress/proxy/src/sockets.hpp"\n')
@@ -93,7 +93,7 @@ class ModuleBoundaries(unittest.TestCase):
             result = check(root)
             self.assertEqual(result.returncode, 1, result.stderr)
             self.assertEqual(sorted(result.stderr.splitlines()), sorted([
-                "module boundary: host/src/launch/pool.cpp: includes "
+                "module boundary: host/src/sandbox_pool/pool.cpp: includes "
                 "<sandbox_host/egress/proxy/service.hpp> "
                 "(egress/proxy/include/sandbox_host/egress/proxy/service.hpp): only what composes "
                 "the proxy (host/src/cli, host/src/metrics, "

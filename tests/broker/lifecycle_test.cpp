@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <signal.h>
 #include <sys/syscall.h>

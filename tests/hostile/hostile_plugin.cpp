@@ -47,7 +47,7 @@
 //   hostile_plugin scrape-hold ADDRESS COUNT SECONDS
 //       opens COUNT connections to ADDRESS, sends each the first line of a request and no
 //       more, and holds them SECONDS; prints "scrape-hold: <connected>"
-#include <sandbox_host/host/launcher/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -4,8 +4,8 @@
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_plan.hpp>
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
+#include <sandbox_host/host/launch_plan.hpp>
 
 #include <gtest/gtest.h>
 

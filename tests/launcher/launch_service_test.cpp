@@ -2,8 +2,8 @@
 // --via` and sandbox-host-launch, through the real binaries, as root and as nobody: what the
 // plugin gets, the statuses, signals, the plugin's death with its client, and every bad
 // request refused with the service still serving and nothing of it leaked.
-#include <sandbox_host/host/launcher/launch_frames.hpp>
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>

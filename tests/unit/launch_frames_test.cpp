@@ -1,6 +1,6 @@
 // The launch service's replies: an exited reply carries the line about the plugin's death by
 // a bound when there is one, and reads the same without it, as an older service sends it.
-#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
 
 #include <gtest/gtest.h>
 

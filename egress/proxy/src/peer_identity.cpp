@@ -1,6 +1,6 @@
 #include <sandbox_host/egress/proxy/peer_identity.hpp>
+#include <sandbox_host/host/identity/sock_diag.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
-#include <sandbox_host/host/sock_diag.hpp>
 
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>

@@ -5,7 +5,7 @@
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/worker_pool.hpp>
 
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 #include <sandbox_host/host/broker/host_command.hpp>
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 #include <sandbox_host/host/own_children.hpp>
 
 #include <fcntl.h>

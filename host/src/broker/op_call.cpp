@@ -1,6 +1,6 @@
 #include <sandbox_host/host/broker/host_command.hpp>
 #include <sandbox_host/host/broker/op_call.hpp>
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 #include <sandbox_host/host/metrics/recorder.hpp>
 #include <sandbox_host/strings.hpp>
 

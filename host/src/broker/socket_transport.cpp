@@ -1,5 +1,5 @@
-#include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/host/broker/socket_transport.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <fcntl.h>
 #include <poll.h>

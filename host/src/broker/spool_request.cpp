@@ -1,7 +1,7 @@
 // One claimed spool request, answered on a worker: the file checked, its holder found and
 // pinned, the request read, the operation called, the reply written into the FIFO.
-#include <sandbox_host/host/broker/process_identity.hpp>
 #include <sandbox_host/host/broker/spool_request.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <boost/algorithm/string/join.hpp>
 #include <boost/range/adaptor/transformed.hpp>

@@ -5,8 +5,8 @@
 #include <sandbox_host/egress/destination/host_allow_list.hpp>
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_client.hpp>
-#include <sandbox_host/host/launcher/launch_plan.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
+#include <sandbox_host/host/launch_plan.hpp>
 #include <sandbox_host/host/learn/learn_observer.hpp>
 #include <sandbox_host/host/learn/learn_report.hpp>
 
@@ -17,7 +17,7 @@
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/spawn.hpp>
 #include <sandbox_host/unique_fd.hpp>
-#include "../launcher/launch_options.hpp"
+#include "launch_options.hpp"
 
 #include <poll.h>
 #include <signal.h>

@@ -4,7 +4,7 @@
 #include <sandbox_host/egress/proxy/egress_service.hpp>
 #include <sandbox_host/host/broker/broker.hpp>
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_service.hpp>
+#include <sandbox_host/host/launch_service/launch_service.hpp>
 #include <sandbox_host/host/own_children.hpp>
 #include <sandbox_host/host/service/inherited_sockets.hpp>
 #include <sandbox_host/host/service/progress_watchdog.hpp>

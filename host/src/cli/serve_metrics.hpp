@@ -3,7 +3,7 @@
 #pragma once
 
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_service.hpp>
+#include <sandbox_host/host/launch_service/launch_service.hpp>
 
 #include <memory>
 

@@ -1,6 +1,6 @@
 #include "process_tree.hpp"
 
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 #include <sandbox_host/host/metrics/scrape_peer.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
 

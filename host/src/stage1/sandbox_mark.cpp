@@ -1,6 +1,6 @@
 #include <sandbox_host/host/sandbox_mark.hpp>
 
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <sys/resource.h>
 

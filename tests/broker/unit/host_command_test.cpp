@@ -2,7 +2,7 @@
 // working directory, standard input, and every way a command is cut short (timeout, output
 // cap, requester gone, woken by wake_fd), each taking the command's descendants with it.
 #include <sandbox_host/host/broker/host_command.hpp>
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
 #include <fixtures.hpp>
 #include <process.hpp>

@@ -1,7 +1,7 @@
 // Who asked (process_identity.hpp), against real processes: the holders of a file, a small
 // process tree, uids, working directories and environments, mount namespaces, POSIX and
 // open-file-description locks, and pidfds across an exit.
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
 
 #include <fixtures.hpp>

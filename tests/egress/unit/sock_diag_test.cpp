@@ -2,7 +2,7 @@
 // checks ask it: on a real NETLINK_SOCK_DIAG socket, a reply is taken only for the request
 // whose sequence number it carries, and an NLMSG_ERROR is an error with its errno, never an
 // answer; what no kernel sends (a short datagram, a message of another kind) is refused.
-#include <sandbox_host/host/sock_diag.hpp>
+#include <sandbox_host/host/identity/sock_diag.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <sandbox_host/egress/proxy/peer_identity.hpp>
-#include <sandbox_host/host/launcher/launch_peer.hpp>
+#include <sandbox_host/host/launch_service/launch_peer.hpp>
 
 #include <sys/types.h>
 

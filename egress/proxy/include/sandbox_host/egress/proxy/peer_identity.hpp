@@ -2,7 +2,7 @@
 // adds credentials, so it serves its own user and no other account on the machine.
 #pragma once
 
-#include <sandbox_host/host/sock_diag.hpp>
+#include <sandbox_host/host/identity/sock_diag.hpp>
 
 #include <sys/socket.h>
 #include <sys/types.h>

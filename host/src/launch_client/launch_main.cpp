@@ -6,7 +6,7 @@
 #include "launch_option_table.hpp"
 
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/launcher/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
 
 #include <getopt.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/launcher/launch_plan.hpp>
+#include <sandbox_host/host/launch_plan.hpp>
 
 #include <algorithm>
 #include <cerrno>

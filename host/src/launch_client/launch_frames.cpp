@@ -1,4 +1,4 @@
-#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
 
 #include <boost/json.hpp>
 

@@ -1,4 +1,4 @@
-#include <sandbox_host/host/launcher/launch_peer.hpp>
+#include <sandbox_host/host/launch_service/launch_peer.hpp>
 
 #include <sandbox_host/host/sandbox_mark.hpp>
 

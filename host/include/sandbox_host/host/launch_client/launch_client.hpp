@@ -4,7 +4,7 @@
 // client's start-up stays that of a small program.
 #pragma once
 
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
 
 #include <signal.h>
 

@@ -1,7 +1,7 @@
-#include <sandbox_host/host/broker/process_identity.hpp>
+#include <sandbox_host/host/identity/process_identity.hpp>
 
+#include <sandbox_host/host/identity/sock_diag.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
-#include <sandbox_host/host/sock_diag.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #include "launch_options.hpp"
 
-#include "launch_option_table.hpp"
+#include "../launch_client/launch_option_table.hpp"
 
 #include <sandbox_host/host/env_names.hpp>
 

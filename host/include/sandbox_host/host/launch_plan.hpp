@@ -6,7 +6,7 @@
 #pragma once
 
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
 
 #include <filesystem>
 #include <memory>

@@ -1,6 +1,6 @@
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/launcher/launch_client.hpp>
-#include <sandbox_host/host/launcher/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <fcntl.h>

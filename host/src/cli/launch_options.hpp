@@ -1,7 +1,7 @@
 // The launch options (launch_option_table.hpp) on `sandbox-host run`'s command line.
 #pragma once
 
-#include <sandbox_host/host/launcher/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -1,11 +1,11 @@
 #include <sandbox_host/host/audit.hpp>
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/launcher/launch_client.hpp>
-#include <sandbox_host/host/launcher/launch_frames.hpp>
-#include <sandbox_host/host/launcher/launch_peer.hpp>
-#include <sandbox_host/host/launcher/launch_plan.hpp>
-#include <sandbox_host/host/launcher/launch_request.hpp>
-#include <sandbox_host/host/launcher/launch_service.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_frames.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
+#include <sandbox_host/host/launch_plan.hpp>
+#include <sandbox_host/host/launch_service/launch_peer.hpp>
+#include <sandbox_host/host/launch_service/launch_service.hpp>
 #include <sandbox_host/host/limits/launch_warden.hpp>
 #include <sandbox_host/host/metrics/recorder.hpp>
 

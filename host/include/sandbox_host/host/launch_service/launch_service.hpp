@@ -7,8 +7,8 @@
 
 #include <sandbox_host/host/config.hpp>
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/launcher/launch_peer.hpp>
-#include <sandbox_host/host/launcher/launch_plan.hpp>
+#include <sandbox_host/host/launch_plan.hpp>
+#include <sandbox_host/host/launch_service/launch_peer.hpp>
 #include <sandbox_host/host/sandbox_pool.hpp>
 #include <sandbox_host/host/service/loop_progress.hpp>
 #include <sandbox_host/unique_fd.hpp>

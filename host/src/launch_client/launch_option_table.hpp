@@ -3,7 +3,7 @@
 // keeps its start-up that of a small program. One table, so that the two cannot drift.
 #pragma once
 
-#include <sandbox_host/host/launcher/launch_client.hpp>
+#include <sandbox_host/host/launch_client/launch_client.hpp>
 
 #include <array>
 #include <optional>

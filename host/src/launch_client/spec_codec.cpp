@@ -1,4 +1,4 @@
-#include <sandbox_host/host/launcher/launch_request.hpp>
+#include <sandbox_host/host/launch_client/launch_request.hpp>
 #include <sandbox_host/host/spec_codec.hpp>
 
 #include <boost/json.hpp>

@@ -1,4 +1,4 @@
-#include <sandbox_host/host/sock_diag.hpp>
+#include <sandbox_host/host/identity/sock_diag.hpp>
 
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
