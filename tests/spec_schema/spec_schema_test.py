@@ -32,8 +32,8 @@ def build_cpp(include, out):
     return subprocess.run(
         [CXX, "-std=c++20", "-Wall", "-Wextra", "-Werror", "-I", str(include),
          "-I", str(SOURCE / "host" / "include"), str(HERE / "added_field_check.cpp"),
-         str(SOURCE / "host" / "src" / "spec" / "spec_codec.cpp"),
-         str(SOURCE / "host" / "src" / "json" / "boost_json.cpp"),
+         str(SOURCE / "host" / "src" / "launch_client" / "spec_codec.cpp"),
+         str(SOURCE / "host" / "src" / "launch_client" / "boost_json.cpp"),
          "-o", str(out)], capture_output=True, text=True, timeout=240)
 
 
