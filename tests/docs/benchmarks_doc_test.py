@@ -21,6 +21,8 @@ import sys
 import tempfile
 import unittest
 
+from markdown_anchors import anchors
+
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
 BENCH = pathlib.PurePosixPath("docs/benchmarks.md")
 HISTORY = pathlib.PurePosixPath("docs/benchmarks-history.md")
@@ -28,28 +30,6 @@ MAX_LINE = 200
 
 REF_DEF = re.compile(r"^\[([^\]]+)\]:\s*(\S+)\s*$")
 INLINE = re.compile(r"\]\(([^)\s]*)\)")
-FENCE = re.compile(r"^\s*```")
-
-
-def slug(heading):
-    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
-    return text.replace(" ", "-")
-
-
-def anchors(text):
-    """The anchors of the headings of a Markdown text (not those inside code blocks)."""
-    seen, out, fence = {}, set(), False
-    for line in text.splitlines():
-        if FENCE.match(line):
-            fence = not fence
-            continue
-        m = None if fence else re.match(r"^#{1,6} (.*)$", line)
-        if m:
-            base = slug(m.group(1))
-            n = seen.get(base, 0)
-            seen[base] = n + 1
-            out.add(base if n == 0 else f"{base}-{n}")
-    return out
 
 
 def summary_refs(text):

@@ -24,6 +24,8 @@ import sys
 import tempfile
 import unittest
 
+from markdown_anchors import anchors
+
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
 DESIGN = pathlib.PurePosixPath("docs/design.md")
 
@@ -35,8 +37,6 @@ OUTSIDE = (
 )
 DESIGN_LINK = re.compile(r"(?<![\w.-])(?:[\w./-]*/)?design\.md#([\w-]+)")
 SELF_LINK = re.compile(r"\]\(#([\w-]+)\)")
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def skipped(relative):
@@ -67,23 +67,6 @@ def text_of(path):
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def slug(heading):
-    text = re.sub(r"<[^>]*>", "", heading).strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
-
-
-def anchors(markdown):
-    """GitHub's anchor of every heading outside a code block."""
-    seen, out = {}, set()
-    for match in HEADING.finditer(FENCE.sub("", markdown)):
-        base = slug(match.group(2))
-        count = seen.get(base, 0)
-        seen[base] = count + 1
-        out.add(base if count == 0 else f"{base}-{count}")
-    return out
 
 
 def check(root):
