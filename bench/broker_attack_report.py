@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The broker under attack: ONE honest client asks `ping` back to back (over the spool,
 identity "lock", and over its own labelled broker socket) from the host's pid namespace,
-while the hostile sandbox of tests/broker/abuse_test.cpp holds on (64 processes in a
+while the hostile sandbox of tests/host/broker/abuse_test.cpp holds on (64 processes in a
 namespaces sandbox that ask for 1 MB replies over the spool and their socket and never read
 them, hold idle connections and send a 100 KB op name), beside the same client with no
 attack in the same run. All run by ONE broker_bench process as an unprivileged user.
@@ -124,7 +124,7 @@ def render(pairs, env_info, waited, load_waited, busy_before, foreign, attempts,
            "requester (docs/broker.md, \"Bounds:",
            "a hostile sandbox\"); this measures what is left of the honest requester's round "
            "trip. The hostile sandbox is",
-           "the one of `tests/broker/abuse_test.cpp` (`AHostileSandboxDelaysNoOtherSandboxsPing`): "
+           "the one of `tests/host/broker/abuse_test.cpp` (`AHostileSandboxDelaysNoOtherSandboxsPing`): "
            f"`sandbox-host run` (namespaces backend, a pid",
            f"namespace of its own) of `hostile_client hold <spool> <hostile.sock> {args.hostile} "
            f"{args.hostile_each}` (`tests/fixtures/hostile_client.cpp`): each of its",

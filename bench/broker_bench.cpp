@@ -22,7 +22,7 @@
 // time. From the release to the last answer (the timed part) it also takes the broker's CPU
 // time (/proc/<pid>/stat) and the share of all CPUs busy, anyone's (/proc/stat).
 //
-// Under attack (`hostile=N`, N >= 0): the layout of tests/broker/abuse_test.cpp's hostile
+// Under attack (`hostile=N`, N >= 0): the layout of tests/host/broker/abuse_test.cpp's hostile
 // sandbox. The spool lies in DIR/<n>/sandbox/state (DIR/<n>/sandbox is the hostile sandbox's
 // socket directory), the broker also enables `whoami` (the test module op_whoami.so, beside
 // the other modules) and serves two labelled sockets, DIR/<n>/hostile.sock=hostile and

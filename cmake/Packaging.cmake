@@ -45,7 +45,7 @@ endforeach()
 # /usr/share/doc/<package>: the README and docs/*.md, and for both packages the copyright in
 # Debian's format and the changelog. The packages are native (the version has no Debian
 # revision), so the changelog is changelog.gz; deploy/debian/changelog gets an entry for
-# each version (tests/package checks its first one is the project's version).
+# each version (tests/system/package checks its first one is the project's version).
 set(doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host)
 set(dev_doc_dir ${CMAKE_INSTALL_DATAROOTDIR}/doc/sandbox-host-dev)
 set(changelog ${control_dir}/changelog.gz)

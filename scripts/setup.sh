@@ -13,13 +13,13 @@ packages=(
   libyaml-cpp-dev           # kubeconfig: the lab's kubeconfig rewritten through a YAML library
   libre2-dev                # the patterns ops match requests with, in linear time
   prometheus-cpp-dev        # serve's [metrics]: the metric model and the text format (core)
-  prometheus                # tests/metrics: a real Prometheus scrapes serve; promtool checks the rules
+  prometheus                # tests/host/metrics: a real Prometheus scrapes serve; promtool checks the rules
   gpg gpg-agent             # sign: the host's gpg and agent; tests make a throwaway key
   dbus-daemon python3-dbusmock  # tests: a private bus with a mock of systemd
   curl git                  # real clients of the egress proxy in tests
-  squid                     # tests/egress: the parent proxy [egress.parent] dials through
+  squid                     # tests/egress/proxy: the parent proxy [egress.parent] dials through
   ripgrep                   # tests: the engine of Claude Code's Glob, checked against the hook
-  socat                     # tests/claude_code: Claude Code's own sandbox relays its network with it
+  socat                     # tests/system/claude_code: Claude Code's own sandbox relays its network with it
   libcap-ng-dev
   libseccomp-dev
   libtomlplusplus-dev
@@ -27,7 +27,7 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   util-linux                # setpriv, unshare: tests drop to an unprivileged user
-  strace                    # tests/hostile: the environment of every execve of a launch
+  strace                    # tests/system/hostile: the environment of every execve of a launch
   procps
   python3                   # bench/report.py turns benchmark JSON into docs/benchmarks.md
   hyperfine bubblewrap      # peers measured beside sandbox-host in bench/
@@ -43,9 +43,9 @@ packages=(
   lintian                   # scripts/package.sh checks the packages
   help2man                  # the packages' manual pages, from each command's --help
   debootstrap               # scripts/package-test.sh: the fresh Debian 12 root it installs into
-  podman runc uidmap        # tests/container: sandbox-host inside containers (runc: crun refuses
+  podman runc uidmap        # tests/system/container: sandbox-host inside containers (runc: crun refuses
                             # hybrid cgroups)
-  systemd                   # tests/systemd: systemd-analyze verify/security of deploy/systemd's
+  systemd                   # tests/host/service: systemd-analyze verify/security of deploy/systemd's
                             # units, and the systemd booted in a podman container that runs them
 )
 
@@ -75,23 +75,29 @@ if ((${#missing[@]})); then
   fi
 fi
 
-# tests/claude_code: the real Claude Code CLI at a pinned version, from the npm registry. Only
-# its native linux-x64 package is fetched (a single executable, so neither node nor npm is
-# needed), checked against the registry's sha512 before it is unpacked. Where the registry
-# cannot be reached the suite still runs, and that test says why it skipped.
+# tests/system/claude_code: the real Claude Code CLI at a pinned version, fetched by the npm
+# client by package name (`npm pack`, which also checks the registry's integrity field). Only
+# its native linux-x64 package is fetched (a single executable, so node runs nothing of it),
+# checked against the sha512 written here before it is unpacked. Where npm is missing or the
+# registry cannot be reached the suite still runs, and that test says why it skipped.
 claude_version=2.1.197
+claude_package=@anthropic-ai/claude-code-linux-x64@$claude_version
 claude_sha512=rIlKmrY0QMyHgPRX/MYWNj039vbypICvI9jVe3rs9Xy2RnNklySjyPxqh62QadznzoftEO23uYQ1tFePcQ//bg==
 claude_dir=/opt/sandbox-host-test/claude-code-$claude_version
 if [[ $(uname -m) == x86_64 && ! -x $claude_dir/claude && $(id -u) -eq 0 ]]; then
-  claude_tgz=$(mktemp)
-  if curl -fsSL --max-time 600 -o "$claude_tgz" \
-      "https://registry.npmjs.org/@anthropic-ai/claude-code-linux-x64/-/claude-code-linux-x64-$claude_version.tgz" &&
-      [[ $(openssl dgst -sha512 -binary "$claude_tgz" | base64 -w0) == "$claude_sha512" ]]; then
-    mkdir -p "$claude_dir"
-    tar -xzf "$claude_tgz" -C "$claude_dir" --strip-components=1 package/claude
-    chmod 0755 "$claude_dir" "$claude_dir/claude"
+  if ! command -v npm >/dev/null; then
+    echo "setup: npm is not installed, so Claude Code $claude_version is not fetched; tests/system/claude_code will skip" >&2
   else
-    echo "setup: could not fetch Claude Code $claude_version from registry.npmjs.org; tests/claude_code will skip" >&2
+    claude_pack=$(mktemp -d)
+    claude_tgz=$claude_pack/anthropic-ai-claude-code-linux-x64-$claude_version.tgz
+    if (cd "$claude_pack" && timeout 600 npm pack --silent "$claude_package" >/dev/null) &&
+        [[ -f $claude_tgz && $(openssl dgst -sha512 -binary "$claude_tgz" | base64 -w0) == "$claude_sha512" ]]; then
+      mkdir -p "$claude_dir"
+      tar -xzf "$claude_tgz" -C "$claude_dir" --strip-components=1 package/claude
+      chmod 0755 "$claude_dir" "$claude_dir/claude"
+    else
+      echo "setup: npm pack $claude_package failed or gave other bytes than the pinned sha512; tests/system/claude_code will skip" >&2
+    fi
+    rm -rf "$claude_pack"
   fi
-  rm -f "$claude_tgz"
 fi

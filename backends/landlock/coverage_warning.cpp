@@ -9,7 +9,7 @@ constexpr const char *kNamespaces = "the namespaces backend";
 
 std::vector<CoverageGap> coverage_gaps(int abi) {
   // Short enough for one line of `sandbox-host probe` each; the escape corpus
-  // (tests/landlock, WarningSaysTruly_*) checks that each one really exists.
+  // (tests/backends/landlock, WarningSaysTruly_*) checks that each one really exists.
   std::vector<CoverageGap> gaps{
       {"no pid namespace: a plugin can probe the host's pids (kill(pid, 0)), not read /proc",
        kNamespaces},

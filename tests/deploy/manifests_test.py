@@ -107,7 +107,7 @@ class Manifests(unittest.TestCase):
         self.assertEqual(container["securityContext"]["procMount"], "Unmasked")
         seccomp = spec["securityContext"]["seccompProfile"]
         self.assertEqual(seccomp["type"], "Localhost")
-        # The profile it names is the one shipped beside it (and run by tests/container).
+        # The profile it names is the one shipped beside it (and run by tests/system/container).
         self.assertTrue((KUBERNETES / "seccomp" / seccomp["localhostProfile"]).is_file(),
                         seccomp)
         apparmor = spec["securityContext"]["appArmorProfile"]

@@ -335,7 +335,7 @@ class ArchitectureDiagram(unittest.TestCase):
             planted(root)
             fixture = "sandbox_host_add_module(fixture KIND backend SOURCES f.cpp)\n"
             write(root, "tests/CMakeLists.txt", fixture)
-            write(root, "tests/modules/CMakeLists.txt", fixture)
+            write(root, "tests/fixtures/modules/CMakeLists.txt", fixture)
             write(root, "plugins/ping/tests/CMakeLists.txt", fixture)
             write(root, "plugins/build/CMakeLists.txt", fixture)
             write(root, "build/plugins/CMakeLists.txt", fixture)

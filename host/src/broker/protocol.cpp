@@ -63,7 +63,7 @@ bool is_padded_base64(std::string_view text) {
 std::string decode_base64(std::string_view text) {
   if (!is_padded_base64(text)) {
     throw RequestError(
-        "field \"input\" is not base64 (the seed's []byte encoding: standard "
+        "field \"input\" is not base64 (Go's []byte encoding in JSON: standard "
         "alphabet, padded)");
   }
   std::string out(text.size() / 4 * 3, '\0');

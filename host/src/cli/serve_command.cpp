@@ -170,7 +170,7 @@ Command add_serve_command(CLI::App &app) {
                   "(PATH or PATH=LABEL; repeatable)");
   sub->add_flag("--poll", options->poll,
                 "Find requests by scanning the spool every tick only, without inotify (the "
-                "seed's design; for comparison)");
+                "first design's polling; for comparison)");
   return {sub, [options] { return run_serve(*options); }};
 }
 
