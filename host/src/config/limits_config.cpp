@@ -1,5 +1,6 @@
 #include "limits_config.hpp"
 
+#include "schema_key.hpp"
 #include "toml_type_name.hpp"
 
 #include <sandbox_host/host/config_schema.hpp>
@@ -32,33 +33,60 @@ std::uint64_t CgroupLimits::half_the_cpus() {
 namespace {
 
 struct LimitKey {
-  const char *name;
+  LimitKeyDoc doc;
   LimitField field;
   enum Unit { count, bytes, cpus, seconds } unit;
   std::uint64_t least;
 };
 
-// A bound below these leaves a plugin unable to start (its stdio, its loader, one page).
+// Each doc is a row of docs/config.md's [limits] table, which a test holds to it. A bound
+// below its least leaves a plugin unable to start (its stdio, its loader, one page).
 const LimitKey kLimitKeys[] = {
-    {"processes", &Limits::processes, LimitKey::count, 1},
-    {"open_files", &Limits::open_files, LimitKey::count, 8},
-    {"file_size", &Limits::file_size, LimitKey::bytes, 4096},
-    {"tmp_size", &Limits::tmp_size, LimitKey::bytes, 4096},
-    {"tmp_inodes", &Limits::tmp_inodes, LimitKey::count, 16},
-    {"shm_size", &Limits::shm_size, LimitKey::bytes, 4096},
-    {"memory", &CgroupLimits::memory, LimitKey::bytes, 16 << 20},
-    {"cpu", &CgroupLimits::cpu_millis, LimitKey::cpus, 10},
-    {"scratch_size", &WatchLimits::scratch_size, LimitKey::bytes, 4096},
-    {"scratch_files", &WatchLimits::scratch_files, LimitKey::count, 16},
-    {"lifetime", &WatchLimits::lifetime_seconds, LimitKey::seconds, 1},
+    {{"processes", "1024", "", "processes and threads"}, &Limits::processes, LimitKey::count, 1},
+    {{"open_files", "4096", "", "descriptors"}, &Limits::open_files, LimitKey::count, 8},
+    {{"file_size", "\"4G\"", "",
+      "bytes of one file the plugin writes; past it the write gets `SIGXFSZ`"},
+     &Limits::file_size,
+     LimitKey::bytes,
+     4096},
+    {{"tmp_size", "\"512M\"", "", "bytes in the sandbox's own `/tmp` (host memory: a tmpfs)"},
+     &Limits::tmp_size,
+     LimitKey::bytes,
+     4096},
+    {{"tmp_inodes", "65536", "", "files in the sandbox's `/tmp`, and again in its `/dev/shm`"},
+     &Limits::tmp_inodes,
+     LimitKey::count,
+     16},
+    {{"shm_size", "\"64M\"", "", "bytes in the sandbox's `/dev/shm`"},
+     &Limits::shm_size,
+     LimitKey::bytes,
+     4096},
+    {{"memory", "\"2G\"", "", "bytes of memory and swap together (the plugin's tmpfs files count)"},
+     &CgroupLimits::memory,
+     LimitKey::bytes,
+     16 << 20},
+    {{"cpu", "", "half of the CPUs sandbox-host may run on, at least 1",
+      "CPU time, as a number of CPUs (`1`, `0.5`, `2.5`; least `0.01`)"},
+     &CgroupLimits::cpu_millis,
+     LimitKey::cpus,
+     10},
+    {{"scratch_size", "\"1G\"", "",
+      "bytes the plugin keeps in SocketDir and TmpDir together (the host's disk): allocated "
+      "blocks, each inode once, files it holds open after removing them included"},
+     &WatchLimits::scratch_size,
+     LimitKey::bytes,
+     4096},
+    {{"scratch_files", "65536", "", "names in SocketDir and TmpDir together, directories included"},
+     &WatchLimits::scratch_files,
+     LimitKey::count,
+     16},
+    {{"lifetime", "\"unlimited\"", "",
+      "wall-clock time from the plugin's start: `90` (seconds), `\"90s\"`, `\"15m\"`, `\"2h\"`, "
+      "`\"1d\"`"},
+     &WatchLimits::lifetime_seconds,
+     LimitKey::seconds,
+     1},
 };
-
-// "processes, open_files, ...": the keys an unknown key's error allows; [limits] adds cgroup.
-std::string limit_names(bool with_cgroup) {
-  std::string out;
-  for (const auto &limit : kLimitKeys) out += (out.empty() ? "" : ", ") + std::string(limit.name);
-  return with_cgroup ? out + ", cgroup" : out;
-}
 
 // "512M": digits and one of K, M, G or T (powers of 1024); nullopt when it is not that.
 std::optional<std::uint64_t> parse_size(const std::string &text) {
@@ -167,10 +195,8 @@ std::string read_cgroup_setting(const ConfigReader &r, const toml::node &node,
 
 }  // namespace
 
-std::vector<std::string_view> limit_key_names() {
-  std::vector<std::string_view> names;
-  for (const auto &limit : kLimitKeys) names.push_back(limit.name);
-  return names;
+std::vector<LimitKeyDoc> limit_keys() {
+  return key_docs(kLimitKeys);
 }
 
 std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const ConfigReader &r,
@@ -190,9 +216,10 @@ std::vector<std::pair<LimitField, std::uint64_t>> read_limits(const ConfigReader
       continue;
     }
     const auto *limit = std::find_if(std::begin(kLimitKeys), std::end(kLimitKeys),
-                                     [&](const LimitKey &k) { return name == k.name; });
+                                     [&](const LimitKey &k) { return name == k.doc.name; });
     if (limit == std::end(kLimitKeys)) {
-      r.unknown(key, dotted, limit_names(cgroup != nullptr));
+      // [limits] allows its cgroup key besides the bounds.
+      r.unknown(key, dotted, allowed_keys(kLimitKeys) + (cgroup != nullptr ? ", cgroup" : ""));
     }
     out.emplace_back(limit->field, read_limit(r, node, dotted, *limit));
   }

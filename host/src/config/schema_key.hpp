@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace sandbox_host {
@@ -67,9 +69,10 @@ std::string allowed_keys(const Keys &keys) {
   return out;
 }
 
+// The keys' docs in order: ConfigKeyDocs, or LimitKeyDocs for the bounds of [limits].
 template <typename Keys>
-std::vector<ConfigKeyDoc> key_docs(const Keys &keys) {
-  std::vector<ConfigKeyDoc> out;
+auto key_docs(const Keys &keys) {
+  std::vector<std::remove_cvref_t<decltype(std::begin(keys)->doc)>> out;
   for (const auto &key : keys) out.push_back(key.doc);
   return out;
 }

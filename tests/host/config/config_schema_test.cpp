@@ -2,6 +2,8 @@
 // fills: each table's keys are documented in a key table under the table's heading, row for
 // row as the schema has them, no heading names a key the schema lacks, the prose of a key
 // states its bounds, and each default the schema states is what the reader's struct holds.
+// [limits]' bounds (limit_keys) likewise: its own table shows each bound's default and what it
+// counts, and a default written out loads to the same bounds as none.
 #include "fixtures.hpp"
 
 #include <sandbox_host/host/config.hpp>
@@ -15,6 +17,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sandbox_host {
@@ -23,6 +27,8 @@ namespace {
 using test::TempFile;
 
 constexpr const char *kKeyTableHeader = "| key | type | default | bounds | what |";
+// [limits]' own table: its last column, what holds each bound, only the doc says.
+constexpr const char *kLimitTableHeader = "| key | default | bounds | enforced by |";
 
 // docs/config.md's lines, each marked as a heading or not: "#" inside a fenced code block
 // is a comment of the example, not a heading.
@@ -79,11 +85,13 @@ std::vector<std::string> cells(const std::string &row) {
   return out;
 }
 
-// The rows of the first key table between the heading at index and the next heading.
+// The rows of the first table headed header between the heading at index and the next
+// heading.
 std::optional<std::vector<std::vector<std::string>>> key_table(const std::vector<DocLine> &lines,
-                                                               std::size_t heading) {
+                                                               std::size_t heading,
+                                                               std::string_view header) {
   for (std::size_t i = heading + 1; i < lines.size() && lines[i].heading_level == 0; ++i) {
-    if (lines[i].text != kKeyTableHeader) continue;
+    if (lines[i].text != header) continue;
     std::vector<std::vector<std::string>> rows;
     for (std::size_t j = i + 2; j < lines.size() && lines[j].text.starts_with("|"); ++j) {
       rows.push_back(cells(lines[j].text));
@@ -102,10 +110,43 @@ std::vector<std::string> row_of(const ConfigKeyDoc &key) {
           std::string(key.what)};
 }
 
+std::vector<std::string> row_of(const LimitKeyDoc &key) {
+  return {"`" + std::string(key.name) + "`",
+          key.default_value.empty() ? std::string(key.default_rule)
+                                    : "`" + std::string(key.default_value) + "`",
+          std::string(key.bounds)};
+}
+
 std::string row_text(const std::vector<std::string> &row) {
   std::string out = "|";
   for (const auto &cell : row) out += " " + cell + " |";
   return out;
+}
+
+// What a doc table's rows get wrong against the rows the code makes (each "`key`" first), one
+// line each, named by the table's name.
+void add_row_mismatches(const std::string &name, const std::vector<std::vector<std::string>> &rows,
+                        const std::vector<std::vector<std::string>> &expected,
+                        std::vector<std::string> &out) {
+  auto row_named = [](const std::string &key) {
+    return [key](const std::vector<std::string> &row) { return !row.empty() && row[0] == key; };
+  };
+  for (const auto &row : rows) {
+    const std::string key = row.empty() ? "" : row[0];
+    if (std::none_of(expected.begin(), expected.end(), row_named(key))) {
+      out.push_back(name + ": documents " + key + ", which the schema lacks");
+    }
+  }
+  for (const auto &row : expected) {
+    const std::string key = row[0].substr(1, row[0].size() - 2);
+    const auto found = std::find_if(rows.begin(), rows.end(), row_named(row[0]));
+    if (found == rows.end()) {
+      out.push_back(name + ": " + key + " is not documented; its row is " + row_text(row));
+    } else if (*found != row) {
+      out.push_back(name + ": " + key + "'s row is " + row_text(*found) + ", the schema's " +
+                    row_text(row));
+    }
+  }
 }
 
 std::string expected_table(const ConfigTableDoc &table) {
@@ -134,29 +175,14 @@ std::vector<std::string> doc_mismatches(const std::string &text,
       out.push_back(name + ": no heading");
       continue;
     }
-    const auto rows = key_table(lines, *heading);
+    const auto rows = key_table(lines, *heading, kKeyTableHeader);
     if (!rows) {
       out.push_back(name + ": no key table under its heading; it is:\n" + expected_table(table));
       continue;
     }
-    for (const auto &row : *rows) {
-      const std::string key = row.empty() ? "" : row[0];
-      const bool known = key.size() > 2 && find_key(table, key.substr(1, key.size() - 2));
-      if (!known) out.push_back(name + ": documents " + key + ", which the schema lacks");
-    }
-    for (const auto &key : table.keys) {
-      const std::vector<std::string> expected = row_of(key);
-      auto found = std::find_if(rows->begin(), rows->end(), [&](const auto &row) {
-        return !row.empty() && row[0] == expected[0];
-      });
-      if (found == rows->end()) {
-        out.push_back(name + ": " + std::string(key.name) + " is not documented; its row is " +
-                      row_text(expected));
-      } else if (*found != expected) {
-        out.push_back(name + ": " + std::string(key.name) + "'s row is " + row_text(*found) +
-                      ", the schema's " + row_text(expected));
-      }
-    }
+    std::vector<std::vector<std::string>> expected;
+    for (const auto &key : table.keys) expected.push_back(row_of(key));
+    add_row_mismatches(name, *rows, expected, out);
   }
   // A heading that names <table>.<key> names a key of that table, and the prose below it
   // (to the next heading) states the key's bounds as the schema has them.
@@ -199,10 +225,34 @@ std::string joined(const std::vector<std::string> &lines) {
   return out;
 }
 
+// What docs/config.md's [limits] table gets wrong about limit_keys(), one line each.
+std::vector<std::string> limit_doc_mismatches(const std::string &text) {
+  const std::vector<DocLine> lines = doc_lines(text);
+  const auto heading = table_heading(lines, "limits");
+  if (!heading) return {"[limits]: no heading"};
+  auto rows = key_table(lines, *heading, kLimitTableHeader);
+  if (!rows) return {"[limits]: no table " + std::string(kLimitTableHeader) + " under its heading"};
+  for (auto &row : *rows) {
+    if (!row.empty()) row.pop_back();  // enforced by
+  }
+  std::vector<std::vector<std::string>> expected;
+  for (const auto &key : limit_keys()) expected.push_back(row_of(key));
+  std::vector<std::string> out;
+  add_row_mismatches("[limits]", *rows, expected, out);
+  return out;
+}
+
+// Both: the schema's tables and [limits]' bounds.
+std::vector<std::string> all_doc_mismatches(const std::string &text) {
+  std::vector<std::string> out = doc_mismatches(text, config_schema());
+  for (auto &line : limit_doc_mismatches(text)) out.push_back(std::move(line));
+  return out;
+}
+
 TEST(ConfigSchema, DocsConfigMdDocumentsEveryKeyAsTheSchemaHasIt) {
   const std::string text = read_doc("config.md");
   ASSERT_FALSE(text.empty()) << "docs/config.md is missing";
-  const auto mismatches = doc_mismatches(text, config_schema());
+  const auto mismatches = all_doc_mismatches(text);
   EXPECT_TRUE(mismatches.empty()) << joined(mismatches);
 }
 
@@ -214,7 +264,7 @@ TEST(ConfigSchema, APlantedMismatchIsFound) {
     const std::size_t at = changed.find(from);
     EXPECT_NE(at, std::string::npos) << from;
     if (at != std::string::npos) changed.replace(at, from.size(), to);
-    return joined(doc_mismatches(changed, config_schema()));
+    return joined(all_doc_mismatches(changed));
   };
   EXPECT_NE(planted("| `tick_ms` | integer | `100` |", "| `tick_ms` | integer | `200` |")
                 .find("[broker]: tick_ms's row is"),
@@ -229,25 +279,15 @@ TEST(ConfigSchema, APlantedMismatchIsFound) {
   EXPECT_NE(
       planted("Integer, 10 to 10000.", "Integer, 10 to 1000.").find("broker.tick_ms: the prose"),
       std::string::npos);
-}
-
-// [limits]' own table, which says what each bound is held by, names every bound and no other.
-TEST(ConfigSchema, DocsConfigMdListsEveryLimit) {
-  const std::vector<DocLine> lines = doc_lines(read_doc("config.md"));
-  const auto heading = table_heading(lines, "limits");
-  ASSERT_TRUE(heading.has_value()) << "no [limits] heading";
-  std::vector<std::string> documented;
-  for (std::size_t i = *heading + 1; i < lines.size() && lines[i].heading_level == 0; ++i) {
-    if (lines[i].text != "| key | default | bounds | enforced by |") continue;
-    for (std::size_t j = i + 2; j < lines.size() && lines[j].text.starts_with("|"); ++j) {
-      documented.push_back(cells(lines[j].text).front());
-    }
-  }
-  std::vector<std::string> expected;
-  for (const auto name : limit_key_names()) expected.push_back("`" + std::string(name) + "`");
-  std::sort(documented.begin(), documented.end());
-  std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(documented, expected);
+  EXPECT_NE(planted("| `processes` | `1024` |", "| `processes` | `2048` |")
+                .find("[limits]: processes's row is"),
+            std::string::npos);
+  EXPECT_NE(planted("| half of the CPUs", "| all of the CPUs").find("[limits]: cpu's row is"),
+            std::string::npos);
+  EXPECT_NE(planted("| descriptors |", "| files |").find("[limits]: open_files's row is"),
+            std::string::npos);
+  EXPECT_NE(planted("| `shm_size` |", "| `shm_bytes` |").find("documents `shm_bytes`"),
+            std::string::npos);
 }
 
 // The header a table's keys are written under, and what the table needs besides.
@@ -276,6 +316,19 @@ TEST(ConfigSchema, EveryStatedDefaultIsTheDefault) {
           base + std::string(key.name) + " = " + std::string(key.default_value) + "\n";
       EXPECT_TRUE(loaded(written) == loaded(base)) << written;
     }
+  }
+}
+
+// A bound's default, written in [limits] or in a plugin's limits, changes no launch's bounds.
+TEST(ConfigSchema, EveryStatedLimitDefaultIsTheDefault) {
+  const Config base = loaded("[plugins.demo]\n");
+  for (const auto &key : limit_keys()) {
+    if (key.default_value.empty()) continue;
+    const std::string line = std::string(key.name) + " = " + std::string(key.default_value) + "\n";
+    EXPECT_TRUE(loaded("[limits]\n" + line).limits == base.limits) << line;
+    EXPECT_TRUE(loaded("[plugins.demo.limits]\n" + line).limits_for("demo") ==
+                base.limits_for("demo"))
+        << line;
   }
 }
 

@@ -29,12 +29,23 @@ struct ConfigTableDoc {
   std::vector<ConfigKeyDoc> keys;  // in the order unknown-key errors list them
 };
 
-// Every table the schema describes. [limits] (limits_config.cpp) and [ops] (whose tables'
-// keys are the modules') are read by their own tables and are not listed.
+// Every table the schema describes. [limits] (whose bounds limit_keys lists) and [ops] (whose
+// tables' keys are the modules') are read by their own tables and are not listed.
 std::vector<ConfigTableDoc> config_schema();
 
-// The bounds of [limits] and [plugins.<name>.limits], as their table in limits_config.cpp
-// names them (not [limits]' cgroup, which is where the bounds' cgroups go).
-std::vector<std::string_view> limit_key_names();
+// One bound of [limits] and [plugins.<name>.limits] as docs/config.md's table of them shows
+// it; what enforces it is the backends' and the host's business, so only the doc says that.
+struct LimitKeyDoc {
+  std::string_view name;
+  // The default as TOML writes it; "" when the host works it out when the file is loaded
+  // (default_rule says how).
+  std::string_view default_value;
+  std::string_view default_rule;
+  std::string_view bounds;  // what the bound counts, as the table's "bounds" column says it
+};
+
+// The bounds, as their table in limits_config.cpp has them and unknown-key errors list them
+// (not [limits]' cgroup, which is where the bounds' cgroups go).
+std::vector<LimitKeyDoc> limit_keys();
 
 }  // namespace sandbox_host
