@@ -225,9 +225,7 @@ Config load_config(const fs::path &path) {
   read_keys(r, root, "", kFileKeys, config);
   keep_enabled_priority(root, config);
   default_egress_socket(r, root, config);
-  if (config.launcher && config.launcher->socket.empty()) {
-    config.launcher->socket = config.broker.state_dir / "launcher" / "launch.sock";
-  }
+  default_launcher_socket(r, root, config);
   cross_check(r, root, config);
   return config;
 }

@@ -2,16 +2,16 @@
 
 #include "schema_key.hpp"
 
+#include <sandbox_host/host/spec_check.hpp>
+
+#include <string>
+
 namespace sandbox_host {
 namespace {
 
 void read_socket(const ConfigReader &r, const toml::node &node, const std::string &dotted,
                  const ConfigKeyDoc &, LauncherConfig &launcher) {
-  std::string socket = r.string(node, dotted, "an absolute path");
-  if (socket.empty() || socket.front() != '/') {
-    r.fail(node.source(), dotted, "\"" + socket + "\" is not an absolute path");
-  }
-  launcher.socket = socket;
+  launcher.socket = r.socket_path(node, dotted);
 }
 
 constexpr SchemaKey<LauncherConfig> kLauncherKeys[] = {
@@ -33,6 +33,17 @@ constexpr SchemaKey<LauncherConfig> kLauncherKeys[] = {
 
 void read_launcher(const ConfigReader &r, const toml::table &t, LauncherConfig &launcher) {
   read_keys(r, t, "launcher", kLauncherKeys, launcher);
+}
+
+void default_launcher_socket(const ConfigReader &r, const toml::table &root, Config &config) {
+  if (!config.launcher || !config.launcher->socket.empty()) return;
+  config.launcher->socket = config.broker.state_dir / "launcher" / "launch.sock";
+  if (config.launcher->socket.string().size() > kMaxSocketPath) {
+    r.fail(root["launcher"].node()->source(), "launcher.socket",
+           "the default \"" + config.launcher->socket.string() +
+               "\" (under broker.state_dir) is longer than a unix socket address holds (" +
+               std::to_string(kMaxSocketPath) + " bytes); set launcher.socket");
+  }
 }
 
 ConfigTableDoc launcher_schema() {

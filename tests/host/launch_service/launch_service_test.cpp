@@ -524,32 +524,6 @@ TEST(LaunchClient, ThePluginsOwnArgumentsAreNotItsOptions) {
   }
 }
 
-TEST(LauncherConfig, BadKeysAreRefusedByName) {
-  for (const auto &[text, reason] : std::vector<std::pair<std::string, std::string>>{
-           {"[launcher]\nsocket = \"relative\"\n", "launcher.socket"},
-           {"[launcher]\ndepth = 99\n", "launcher.depth"},
-           {"[launcher]\nmax_launches = 0\n", "launcher.max_launches"},
-           {"[launcher]\nport = 1\n", "launcher.port"},
-           {"[plugins.p]\nenv = [\"OK\", \"CLAWPATROL_X=1\"]\n", "plugins.p.env[1]"},
-           {"[plugins.p]\nenv = \"FOO\"\n", "plugins.p.env"},
-           {"[plugins.p]\nenv = [\"HOME=/x\"]\n",
-            "plugins.p.env[0]: env HOME: BaseEnv sets this variable"},
-           {"[plugins.p]\nhandshake = \"COOKIE=1\"\n", "plugins.p.handshake"}}) {
-    test::TempFile file(text, "config.toml");
-    try {
-      load_config(file.path());
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const ConfigError &e) {
-      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
-    }
-  }
-  test::TempFile defaults("[launcher]\n[broker]\nstate_dir = \"/srv/state\"\n", "config.toml");
-  const Config config = load_config(defaults.path());
-  ASSERT_TRUE(config.launcher);
-  EXPECT_EQ(config.launcher->socket, "/srv/state/launcher/launch.sock");
-  EXPECT_EQ(config.launcher->depth, 1u);
-}
-
 TEST(LauncherConfig, APlaceThatLetsOthersInIsRefusedByName) {
   test::UnprivilegedInstall install;
   test::TempFile home("", "unused");
