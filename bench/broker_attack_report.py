@@ -33,8 +33,9 @@ from pathlib import Path
 from bench_common import (DOCS, REPO, add_run_arguments, die, display_path, launch_env,
                           load_average, machine, machine_lines, quietly, runner,
                           source_revision, user_dir, write_section)
-from broker_report import BENCH, END as BROKER_END, TARGET_P99_MS, TICK_MS, bench_argv, ms, \
-    run_bench, stage
+from broker_run import BENCH, TICK_MS, bench_argv, run_bench, stage
+from broker_cells import TARGET_P99_MS, ms
+from broker_render import END as BROKER_END
 
 BEGIN = "<!-- broker-attack-bench:begin -->"
 END = "<!-- broker-attack-bench:end -->"
