@@ -8,7 +8,7 @@
 #include <sandbox_host/host/base_env.hpp>
 #include <sandbox_host/host/launch_client/launch_frames.hpp>
 #include <sandbox_host/host/launch_client/launch_request.hpp>
-#include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
 
 #include <algorithm>
 #include <cstdint>

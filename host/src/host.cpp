@@ -3,9 +3,9 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
-#include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
 #include <sandbox_host/host/spec_check.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <sandbox_host/host/config.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <chrono>

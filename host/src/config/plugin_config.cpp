@@ -4,7 +4,7 @@
 #include "module_name.hpp"
 #include "schema_key.hpp"
 
-#include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
 
 namespace sandbox_host {
 namespace {

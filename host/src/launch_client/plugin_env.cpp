@@ -1,6 +1,6 @@
 #include <sandbox_host/host/base_env.hpp>
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
 
 #include <boost/algorithm/string/join.hpp>
 #include <boost/range/adaptor/transformed.hpp>

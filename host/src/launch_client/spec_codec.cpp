@@ -1,5 +1,5 @@
 #include <sandbox_host/host/launch_client/launch_request.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 
 #include <boost/json.hpp>
 

@@ -3,7 +3,7 @@
 #include <sandbox_host/host/launch_channel.hpp>
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
 #include <sandbox_host/host/sandbox_mark.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/host/stage1.hpp>
 #include <sandbox_host/seccomp_channel.hpp>
 #include <sandbox_host/spec_abi.hpp>

@@ -4,8 +4,8 @@
 
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
-#include <sandbox_host/host/plugin_env.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 
 #include <gtest/gtest.h>

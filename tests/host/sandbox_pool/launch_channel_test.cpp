@@ -5,7 +5,7 @@
 #include "fixtures.hpp"
 
 #include <sandbox_host/host/launch_channel.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/unique_fd.hpp>
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #include "fixtures.hpp"
 
 #include <sandbox_host/host/spec_check.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 #include <sandbox_host/spec_abi.hpp>
 

@@ -6,7 +6,7 @@
 #include <sandbox_host/host/env_names.hpp>
 #include <sandbox_host/host/host.hpp>
 #include <sandbox_host/host/launch_channel.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/sandboxtest.hpp>
 #include <sandbox_host/unique_fd.hpp>
 

@@ -1,7 +1,7 @@
 // Built by spec_schema_test.py against a copy of the SDK whose spec_fields.h has one more
 // line, X(STRING, added_by_the_test, 10), and nothing else changed: the field exists in Spec
 // and sh_spec and travels through the JSON codec and the module boundary like the others.
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/spec_abi.hpp>
 
 #include <cstddef>

@@ -10,7 +10,7 @@
 #include "serve_fixture.hpp"
 
 #include <sandbox_host/host/env_names.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 #include <sandbox_host/stage1_failure.hpp>
 
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <sandbox_host/host/spawn.hpp>
-#include <sandbox_host/host/spec_codec.hpp>
+#include <sandbox_host/host/launch_client/spec_codec.hpp>
 
 #include <cstddef>
 #include <optional>

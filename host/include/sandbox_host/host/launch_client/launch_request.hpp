@@ -3,7 +3,7 @@
 // still add to it.
 #pragma once
 
-#include <sandbox_host/host/plugin_env.hpp>
+#include <sandbox_host/host/launch_client/plugin_env.hpp>
 #include <sandbox_host/spec.hpp>
 
 #include <optional>
