@@ -127,7 +127,7 @@ struct Attempt {
   std::vector<std::string> extra;  // the lines after it
 };
 
-std::ostream &operator<<(std::ostream &out, const Attempt &a) {
+inline std::ostream &operator<<(std::ostream &out, const Attempt &a) {
   return out << "exit " << a.result.code << " signal " << a.result.signal
              << (a.result.timed_out ? " (timed out)" : "") << "\nstdout:\n"
              << a.result.out << "stderr:\n"

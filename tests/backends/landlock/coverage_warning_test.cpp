@@ -1,7 +1,7 @@
 // Probe's warning for Landlock names, gap by gap, what the kernel's ABI leaves uncovered: the
 // gaps of every ABI (no namespaces), and each ABI-dependent gap exactly below the ABI that
-// closes it, each with what closes it. The escape corpus (escape_test.cpp, view_test.cpp,
-// WarningSaysTruly_*) checks that the gaps named here really exist.
+// closes it, each with what closes it. The escape corpus (escape_warning_gaps_test.cpp,
+// view_test.cpp, WarningSaysTruly_*) checks that the gaps named here really exist.
 #include "coverage_warning.hpp"
 
 #include <gtest/gtest.h>
