@@ -353,8 +353,16 @@ TEST(PeerIdentifierTest, APeerThatClosedHasNoOwner) {
 TEST(PeerIdentifierTest, AListenerWhereAGonePeerWasIsNotThePeer) {
   if (::geteuid() != 0) GTEST_SKIP() << "TCP_REPAIR needs CAP_NET_ADMIN";
   const int one = 1;
+  // The client's port is bound before it connects: connect() alone may pick a port that other
+  // connections to other destinations share, and the listener could not bind it.
   Connection connection = connect_over("127.0.0.1", AF_INET, "127.0.0.1", [&](int fd) {
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in any_port{};
+    any_port.sin_family = AF_INET;
+    any_port.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&any_port), sizeof any_port) != 0) {
+      throw std::runtime_error(std::string("cannot bind the client: ") + std::strerror(errno));
+    }
   });
   sockaddr_in client{};
   socklen_t length = sizeof client;
