@@ -6,6 +6,7 @@
 // reads the evidence, is tested beside them on evidence made by hand.
 #include "backend_case.hpp"
 #include "fixtures.hpp"
+#include "launch_case_fixture.hpp"
 #include "process.hpp"
 
 #include <sandbox_host/host/limits/death_report.hpp>
@@ -150,20 +151,13 @@ for pid in children:
     os.waitpid(pid, 0)
 )";
 
-class DeathReportTest : public ::testing::TestWithParam<BackendCase> {
+class DeathReportTest : public LaunchCaseTest {
  protected:
+  DeathReportTest() : LaunchCaseTest("deaths") {}
+
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root: it launches as root and as nobody";
-    std::string pattern = "/var/tmp/sandbox-host-deaths-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    fs::permissions(dir_, fs::perms(0755));
-    for (const char *sub : {"sock", "tmp"}) {
-      fs::create_directory(dir_ / sub);
-      if (!root()) {
-        ASSERT_EQ(::chown((dir_ / sub).c_str(), kNobody, kNobody), 0);
-      }
-    }
+    LaunchCaseTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // The audit file exists already, writable by the launching user.
     std::ofstream(audit_path()).flush();
     ::chmod(audit_path().c_str(), 0600);
@@ -173,12 +167,6 @@ class DeathReportTest : public ::testing::TestWithParam<BackendCase> {
     plugin_ = root() ? std::string(DEATH_PLUGIN) : shared_install().add_binary(DEATH_PLUGIN);
   }
 
-  void TearDown() override {
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
-  }
-
-  bool root() const { return GetParam().user == User::root; }
   bool landlock() const { return std::string(GetParam().backend) == "landlock"; }
   fs::path audit_path() const { return dir_ / "audit.jsonl"; }
 
@@ -187,24 +175,6 @@ class DeathReportTest : public ::testing::TestWithParam<BackendCase> {
         << "[audit]\nformat = \"json\"\npath = \"" << audit_path().string() << "\"\n\n[limits]\n"
         << limits;
     fs::permissions(dir_ / "config.toml", fs::perms(0644));
-  }
-
-  std::vector<std::string> argv(const std::vector<std::string> &command) const {
-    std::vector<std::string> out;
-    if (!root()) out = as_nobody();
-    out.insert(out.end(), {root() ? SANDBOX_HOST_EXE : shared_install().sandbox_host(), "run",
-                           "--config", (dir_ / "config.toml").string(), "--socket-dir",
-                           (dir_ / "sock").string(), "--tmp-dir", (dir_ / "tmp").string(), "--"});
-    out.insert(out.end(), command.begin(), command.end());
-    return out;
-  }
-
-  ProcessOptions options() const {
-    ProcessOptions options = with_env(
-        {"PATH=/usr/bin:/bin", std::string("CLAWPATROL_SANDBOX_BACKEND=") + GetParam().backend});
-    options.cwd = dir_.string();
-    options.timeout = 60s;
-    return options;
   }
 
   ProcessResult run(const std::vector<std::string> &command) const {
@@ -230,7 +200,6 @@ class DeathReportTest : public ::testing::TestWithParam<BackendCase> {
     return text.str();
   }
 
-  fs::path dir_;
   std::string plugin_;
 };
 

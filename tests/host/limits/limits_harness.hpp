@@ -6,6 +6,7 @@
 
 #include "backend_case.hpp"
 #include "fixtures.hpp"
+#include "launch_case_fixture.hpp"
 #include "process.hpp"
 
 #include <sandbox_host/host/limits/plugin_cgroup.hpp>
@@ -109,30 +110,14 @@ class DelegatedCgroup {
   std::vector<fs::path> dirs_;
 };
 
-class LimitsTest : public ::testing::TestWithParam<Case> {
+class LimitsTest : public LaunchCaseTest {
  protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root: it launches as root and as nobody";
-    // Under /var/tmp: TmpDir lies on the host's disk, as a gateway's would.
-    std::string pattern = "/var/tmp/sandbox-host-limits-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    fs::permissions(dir_, fs::perms(0755));
-    for (const char *sub : {"sock", "tmp"}) {
-      fs::create_directory(dir_ / sub);
-      if (!root()) {
-        ASSERT_EQ(::chown((dir_ / sub).c_str(), kNobody, kNobody), 0);
-      }
-    }
-  }
+  LimitsTest() : LaunchCaseTest("limits") {}
 
   void TearDown() override {
     delegated_.reset();
-    std::error_code ignored;
-    if (!dir_.empty()) fs::remove_all(dir_, ignored);
+    LaunchCaseTest::TearDown();
   }
-
-  bool root() const { return GetParam().user == User::root; }
 
   // Writes the [limits] table with body, in the cgroup this case's launches get. False, with
   // skip_ saying why, where this host gives them none.
@@ -161,24 +146,6 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
   void configure(const std::string &toml) const {
     std::ofstream(dir_ / "config.toml") << toml;
     fs::permissions(dir_ / "config.toml", fs::perms(0644));
-  }
-
-  std::vector<std::string> argv(const std::vector<std::string> &command) const {
-    std::vector<std::string> out;
-    if (!root()) out = as_nobody();
-    out.insert(out.end(), {root() ? SANDBOX_HOST_EXE : shared_install().sandbox_host(), "run",
-                           "--config", (dir_ / "config.toml").string(), "--socket-dir",
-                           (dir_ / "sock").string(), "--tmp-dir", (dir_ / "tmp").string(), "--"});
-    out.insert(out.end(), command.begin(), command.end());
-    return out;
-  }
-
-  ProcessOptions options() const {
-    ProcessOptions options = with_env(
-        {"PATH=/usr/bin:/bin", std::string("CLAWPATROL_SANDBOX_BACKEND=") + GetParam().backend});
-    options.cwd = dir_.string();
-    options.timeout = 60s;
-    return options;
   }
 
   ProcessResult bash(const std::string &script) const {
@@ -236,7 +203,6 @@ class LimitsTest : public ::testing::TestWithParam<Case> {
     return rows;
   }
 
-  fs::path dir_;
   std::optional<DelegatedCgroup> delegated_;
   std::string skip_;
 };
